@@ -1,0 +1,101 @@
+/**
+ * Agent profiles (DESIGN §11): data files in PROFILES_DIR, one JSON object per file, validated
+ * at start-up. A broken file is reported by name and skipped; the others load.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export const profileSchema = z.object({
+  id: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'id: letters, digits, _ and - only (1–64)'),
+  name: z.string().min(1).max(200),
+  system_prompt: z.string().default(''),
+  /** Tool names, globs (`mcp__navi_web__*`, `*`) and groups (`group:fs`) the profile may use. */
+  enabled_tools: z.array(z.string().min(1)).default(['*']),
+  /** Patterns refused even when `enabled_tools` allows them: deny beats allow. */
+  denied_tools: z.array(z.string().min(1)).default([]),
+  /** Extra patterns whose calls need the user's approval, on top of the shipped defaults. */
+  confirm_tools: z.array(z.string().min(1)).default([]),
+  /** Patterns that never need approval, overriding the shipped defaults. */
+  trusted_tools: z.array(z.string().min(1)).default([]),
+  /** `strict` asks before every tool that changes anything; `autonomous` asks before nothing. */
+  autonomy: z.enum(['strict', 'standard', 'autonomous']).default('standard'),
+  model: z.string().min(1).nullable().optional(),
+  llm_backend: z.string().min(1).nullable().optional(),
+  temperature: z.number().min(0).max(2).default(0.7),
+  max_iterations: z.number().int().min(1).max(1000).default(50),
+  planning_enabled: z.boolean().default(false),
+  scratchpad_sections: z.array(z.string().min(1)).default([]),
+  /** Whether code_exec and terminal may reach the network inside the sandbox. */
+  network_access: z.boolean().default(true),
+});
+
+export type Profile = z.infer<typeof profileSchema>;
+
+export interface ProfileLoadError {
+  file: string;
+  error: string;
+}
+
+export class ProfileRegistry {
+  private readonly profiles = new Map<string, Profile>();
+  readonly errors: ProfileLoadError[] = [];
+
+  constructor(
+    profiles: Profile[],
+    readonly defaultId: string,
+  ) {
+    for (const p of profiles) this.profiles.set(p.id, p);
+  }
+
+  /** Loads every `*.json` of `dir`; unreadable or invalid files land in `errors`. */
+  static fromDirectory(dir: string, defaultId: string): ProfileRegistry {
+    const loaded: Profile[] = [];
+    const errors: ProfileLoadError[] = [];
+    let files: string[] = [];
+    try {
+      files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    } catch (err) {
+      errors.push({ file: dir, error: `cannot read profiles folder: ${(err as Error).message}` });
+    }
+    for (const file of files) {
+      try {
+        const parsed = profileSchema.safeParse(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+        if (parsed.success) loaded.push(parsed.data);
+        else errors.push({ file, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+      } catch (err) {
+        errors.push({ file, error: (err as Error).message });
+      }
+    }
+    const registry = new ProfileRegistry(loaded, defaultId);
+    registry.errors.push(...errors);
+    if (loaded.length === 0) registry.profiles.set(fallbackProfile.id, fallbackProfile);
+    return registry;
+  }
+
+  get(id: string): Profile | undefined {
+    return this.profiles.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.profiles.has(id);
+  }
+
+  list(): Profile[] {
+    return [...this.profiles.values()];
+  }
+
+  /** The profile for sessions created without one; the first profile if DEFAULT_PROFILE is missing. */
+  getDefault(): Profile {
+    const p = this.profiles.get(this.defaultId) ?? this.profiles.values().next().value;
+    if (!p) throw new Error('no profiles loaded');
+    return p;
+  }
+}
+
+/** Used only when PROFILES_DIR holds no valid profile, so Navi still starts. */
+const fallbackProfile: Profile = profileSchema.parse({
+  id: 'secretary',
+  name: 'Personal Secretary',
+  system_prompt: 'You are a helpful personal assistant.',
+});

@@ -1,0 +1,167 @@
+/**
+ * Settings (DESIGN §2): read from the environment and an optional `.env` in the working
+ * directory, validated into one typed, frozen object. An invalid value stops start-up with a
+ * message that names the variable and what it accepts.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), {
+    message: 'accepts true or false (also 1/0, yes/no, on/off)',
+  })
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, { message: `accepts a whole number from ${min} to ${max}` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+
+const num = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+(\.\d+)?$/, { message: `accepts a number from ${min} to ${max}` })
+    .transform(Number)
+    .pipe(z.number().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine(
+    (v) => {
+      try {
+        const u = new URL(v);
+        return u.protocol === 'http:' || u.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { message: 'accepts an http:// or https:// URL' },
+  )
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const text = z.string();
+const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
+const list = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+
+const logLevel = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .refine((v) => ['DEBUG', 'INFO', 'WARNING', 'WARN', 'ERROR'].includes(v), {
+    message: 'accepts DEBUG, INFO, WARNING or ERROR',
+  })
+  .transform((v) => (v === 'WARN' ? 'WARNING' : v) as 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR');
+
+const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => (values as readonly string[]).includes(v), { message: `accepts ${values.join(', ')}` })
+    .transform((v) => v as T);
+
+/** Every variable, its default (as the environment would spell it) and its parser. */
+const variables = {
+  NAVI_HOST: [nonEmpty, '127.0.0.1'],
+  NAVI_PORT: [int(0, 65535), '8000'],
+  NAVI_API_TOKEN: [text, ''],
+  NAVI_ALLOWED_ORIGINS: [list, ''],
+  DEFAULT_LLM_BACKEND: [oneOf(['ollama', 'openai', 'llamacpp'] as const), 'ollama'],
+  OLLAMA_HOST: [httpUrl, 'http://localhost:11434'],
+  OLLAMA_DEFAULT_MODEL: [nonEmpty, 'gemma4:e2b-it-q8_0'],
+  OLLAMA_NUM_CTX: [int(512, 10_000_000), '65536'],
+  OLLAMA_THINK: [bool, 'true'],
+  OPENAI_BASE_URL: [httpUrl, 'https://api.openai.com/v1'],
+  OPENAI_API_KEY: [text, ''],
+  OPENAI_MODEL: [nonEmpty, 'gpt-4o-mini'],
+  OPENAI_NUM_CTX: [int(512, 10_000_000), '128000'],
+  LLAMACPP_MODEL_PATH: [text, 'models/model.gguf'],
+  LLAMACPP_NUM_CTX: [int(128, 1_000_000), '8192'],
+  LLAMACPP_THREADS: [int(0, 256), '0'],
+  LLM_CONNECT_TIMEOUT_MS: [int(100, 600_000), '10000'],
+  LLM_IDLE_TIMEOUT_MS: [int(100, 3_600_000), '300000'],
+  DB_PATH: [nonEmpty, 'navi.db'],
+  DATABASE_URL: [text, ''],
+  LOG_LEVEL: [logLevel, 'INFO'],
+  LOG_FORMAT: [oneOf(['auto', 'json', 'pretty'] as const), 'auto'],
+  TOOLS_DIR: [nonEmpty, 'tools'],
+  CONTEXT_PROVIDERS_DIR: [nonEmpty, 'context_providers'],
+  MCP_SERVERS_DIR: [nonEmpty, 'mcp_servers.d'],
+  MCP_SCAFFOLD_DIR: [nonEmpty, 'mcp-servers'],
+  MANUALS_DIR: [nonEmpty, 'manuals'],
+  PROFILES_DIR: [nonEmpty, 'profiles'],
+  DEFAULT_PROFILE: [nonEmpty, 'secretary'],
+  SESSION_FILES_DIR: [nonEmpty, 'session_files'],
+  SESSION_FILES_MAX_SIZE_MB: [int(1, 100_000), '200'],
+  SESSION_FILES_TTL_HOURS: [num(0.001, 100_000), '24'],
+  FS_ALLOWED_PATHS: [list, '*'],
+  TERMINAL_ALLOWED_COMMANDS: [list, '*'],
+  SSH_HOSTS_FILE: [nonEmpty, 'ssh_hosts.json'],
+  NAVI_PERSONA: [text, ''],
+  NAVI_PERSONA_FILE: [text, ''],
+  CONTEXT_COMPRESSION_ENABLED: [bool, 'true'],
+  CONTEXT_COMPRESSION_THRESHOLD: [num(0.05, 1), '0.80'],
+  CONTEXT_KEEP_RECENT: [int(1, 10_000), '10'],
+  CONTEXT_SUMMARY_TEMPERATURE: [num(0, 2), '0.3'],
+  TOOL_TIMEOUT_MS: [int(100, 86_400_000), '120000'],
+  TOOL_MAX_OUTPUT_CHARS: [int(100, 100_000_000), '50000'],
+  TOOL_CONFIRM_TIMEOUT_MS: [int(100, 86_400_000), '300000'],
+  SUBAGENT_MAX_DEPTH: [int(0, 10), '1'],
+  NAVI_SANDBOX: [oneOf(['auto', 'required', 'off'] as const), 'auto'],
+  HTTP_ALLOW_PRIVATE: [bool, 'false'],
+  MEMORY_EXTRACTION_IDLE_MINUTES: [num(0, 1_000_000), '30'],
+} as const;
+
+type Variables = typeof variables;
+export type Settings = Readonly<{ [K in keyof Variables]: z.output<Variables[K][0]> }>;
+export type SettingName = keyof Variables;
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Reads `.env` from `cwd` if present; variables already in the environment win. */
+export function readDotEnv(cwd: string): Record<string, string> {
+  const file = resolve(cwd, '.env');
+  if (!existsSync(file)) return {};
+  return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+}
+
+/**
+ * Validates `env` (merged over `.env` when `cwd` is given) into `Settings`.
+ * Throws `SettingsError` listing every bad variable with what it accepts.
+ */
+export function loadSettings(env: Record<string, string | undefined> = process.env, cwd?: string): Settings {
+  const merged: Record<string, string | undefined> = { ...(cwd ? readDotEnv(cwd) : {}), ...env };
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, [schema, fallback]] of Object.entries(variables)) {
+    const raw = merged[name];
+    const value = raw === undefined || (raw.trim() === '' && fallback !== '') ? fallback : raw;
+    const parsed = (schema as z.ZodType).safeParse(value);
+    if (parsed.success) out[name] = parsed.data;
+    else problems.push(`${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  if (problems.length > 0) throw new SettingsError(problems);
+  return Object.freeze(out) as Settings;
+}
+
+/** Settings for tests: defaults plus overrides, no `.env`, no process environment. */
+export function testSettings(overrides: Partial<Record<SettingName, string>> = {}): Settings {
+  return loadSettings(overrides);
+}

@@ -1,0 +1,53 @@
+/**
+ * Server → client events of the WebSocket protocol (DESIGN §6).
+ *
+ * One discriminated union, imported by the agent, the server, the tests and the web client.
+ * The agent yields `AgentEvent`s; the server stamps each event of a run with `run_id` and a
+ * per-run `seq` (starting at 1) before it goes on the wire, giving a `ServerEvent`.
+ */
+
+export type RunTrigger = 'user' | 'form' | 'recall';
+
+export type ToolArgs = Record<string, unknown>;
+
+export type AgentEvent =
+  | { type: 'stream_start'; trigger: RunTrigger }
+  | { type: 'thinking_delta'; delta: string }
+  | { type: 'thinking_end' }
+  | { type: 'turn_thinking'; thinking: string; is_subagent: boolean }
+  | { type: 'plan_ready'; plan: string }
+  | { type: 'tool_started'; call_id: string; tool: string; args: ToolArgs; is_subagent: boolean }
+  | { type: 'tool_confirm_request'; call_id: string; tool: string; args: ToolArgs }
+  | {
+      type: 'tool_call';
+      call_id: string;
+      tool: string;
+      args: ToolArgs;
+      result: string;
+      success: boolean;
+      is_subagent: boolean;
+      metadata?: Record<string, unknown>;
+    }
+  | { type: 'stream_delta'; delta: string }
+  | { type: 'stream_end'; content: string; context_tokens: number; max_context_tokens: number }
+  | { type: 'stream_stopped'; content: string }
+  | { type: 'context_compressed'; messages_before: number; messages_after: number }
+  | { type: 'profile_switched'; profile_id: string; profile_name: string }
+  | { type: 'error'; message: string; recoverable: boolean };
+
+export type AgentEventType = AgentEvent['type'];
+
+/** An event as sent to clients: events of a run carry `run_id` and `seq`. */
+export type ServerEvent = AgentEvent & { run_id?: string; seq?: number };
+
+/** The event of a given type, e.g. `EventOf<'tool_call'>`. */
+export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+
+/** True for the events that end a run: exactly one of them closes every run. */
+export function isTerminalEvent(event: AgentEvent): boolean {
+  return (
+    event.type === 'stream_end' ||
+    event.type === 'stream_stopped' ||
+    (event.type === 'error' && !event.recoverable)
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * Store interfaces. SQL lives behind these, so the embedded SQLite file and a PostgreSQL
+ * server are interchangeable (DESIGN §3). Every method is async for that reason, even where
+ * SQLite answers synchronously.
+ */
+import type { SessionMessage, SessionSummary } from '../protocol/rest.js';
+
+export type SessionRecord = SessionSummary;
+export type StoredMessage = SessionMessage;
+
+export interface NewSession {
+  id: string;
+  profile_id: string;
+  title?: string;
+  /** ISO time; defaults to now. */
+  created_at?: string;
+}
+
+export interface SessionPatch {
+  title?: string;
+  pinned?: boolean;
+  profile_id?: string;
+  context_token_count?: number;
+  last_active?: string;
+}
+
+/** Which buffers a message belongs to (DESIGN §4). Most messages are in both. */
+export interface BufferedMessage {
+  message: StoredMessage;
+  display: boolean;
+  context: boolean;
+}
+
+export interface MessagePatch {
+  content?: string | null;
+  thinking?: string;
+  /** Replaces the message's metadata as a whole. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface SessionStore {
+  create(input: NewSession): Promise<SessionRecord>;
+  get(id: string): Promise<SessionRecord | undefined>;
+  /** Pinned first, then by `last_active` descending. */
+  list(): Promise<SessionRecord[]>;
+  update(id: string, patch: SessionPatch): Promise<SessionRecord | undefined>;
+  /** Removes the session, both buffers, its key-value state and its file records. */
+  delete(id: string): Promise<boolean>;
+
+  /** Display buffer, oldest first. */
+  getMessages(sessionId: string): Promise<StoredMessage[]>;
+  /** LLM context buffer, oldest first. */
+  getContext(sessionId: string): Promise<StoredMessage[]>;
+  /**
+   * Appends messages to the buffers they name, in order, in one transaction. Cost is in
+   * proportion to what is appended, never to the session's length.
+   */
+  append(sessionId: string, entries: BufferedMessage[]): Promise<void>;
+  /**
+   * Updates a message already appended (by its id, in whichever buffers hold it). Used only for
+   * the message being streamed, so a partial answer is on disk while it grows.
+   */
+  updateMessage(sessionId: string, messageId: string, patch: MessagePatch): Promise<void>;
+  /**
+   * Compression: removes from the context buffer every message older than `firstKeptId` and puts
+   * `summary` in their place, in one transaction. The display buffer is not touched.
+   */
+  replaceContextPrefix(sessionId: string, firstKeptId: string | null, summary: StoredMessage): Promise<void>;
+}
+
+/** Per-session key-value state (scratchpad, todo, …): JSON values. */
+export interface KvStore {
+  get<T = unknown>(sessionId: string, key: string): Promise<T | undefined>;
+  set(sessionId: string, key: string, value: unknown): Promise<void>;
+  delete(sessionId: string, key: string): Promise<boolean>;
+  /** Removes every key of a session (subagent clean-up). */
+  clear(sessionId: string): Promise<void>;
+}
+
+export interface SessionFileRecord {
+  session_id: string;
+  name: string;
+  /** Absolute path on disk. */
+  path: string;
+  size: number;
+  mime_type: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface FileStore {
+  add(record: SessionFileRecord): Promise<void>;
+  get(sessionId: string, name: string): Promise<SessionFileRecord | undefined>;
+  list(sessionId: string): Promise<SessionFileRecord[]>;
+  remove(sessionId: string, name: string): Promise<boolean>;
+  /** Records whose `expires_at` is at or before `now`; the caller deletes the files. */
+  expired(now: Date): Promise<SessionFileRecord[]>;
+}

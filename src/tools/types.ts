@@ -1,0 +1,98 @@
+/**
+ * The tool contract (DESIGN §9). Every tool — built-in, user-written or bridged from an MCP
+ * server — is a `ToolDefinition`; every call goes through the `ToolExecutor`.
+ *
+ * `execute` receives arguments already validated against `parameters` and a `ToolContext`
+ * describing the run it is part of. It resolves to a `ToolResult` whose `output` is always a
+ * string (what the LLM reads). Throwing is allowed — the executor turns it into
+ * `success: false` — but a well-behaved tool returns failures as results with a message that
+ * says how to do better.
+ */
+import type { Logger } from 'pino';
+import type { AgentEvent } from '../protocol/events.js';
+
+export type JsonSchema = Record<string, unknown>;
+export type ToolParams = Record<string, unknown>;
+
+export interface ToolResult {
+  success: boolean;
+  output: string;
+  error?: string;
+  /**
+   * Hints for the agent and the client: `is_image` + `base64` (inject an image into the
+   * context only), `ui_component`, `published`, `structured_content`…
+   */
+  metadata?: Record<string, unknown>;
+}
+
+export type ToolSource = 'builtin' | 'user' | 'mcp';
+
+/** Policy groups of DESIGN §9; `group:<name>` in a profile names every tool of the group. */
+export type ToolGroup = 'fs' | 'runtime' | 'web' | 'memory' | 'session' | 'agents' | 'meta' | 'schedule' | 'secrets';
+
+/** What the running agent offers to tools that act on the agent itself. */
+export interface AgentHandle {
+  /** Runs a subagent in memory only and resolves to its final answer. */
+  runEphemeral(task: string, options: { profileId?: string; inheritSystemPrompt?: boolean }): Promise<string>;
+  /** Changes the session's profile; the next LLM call uses it. Rejects for an unknown id. */
+  switchProfile(profileId: string): Promise<{ id: string; name: string }>;
+  /** The profile the run is using now. */
+  currentProfileId(): string;
+}
+
+export interface ConfirmRequest {
+  callId: string;
+  tool: string;
+  args: ToolParams;
+}
+
+/** `true` approved; `false` denied; a string explains a refusal (timeout, nobody to ask, stopped). */
+export type ConfirmAnswer = { approved: true } | { approved: false; reason: string };
+
+export interface ToolContext {
+  /** Session the call belongs to; `subagent_<uuid>` inside a subagent. */
+  sessionId: string;
+  runId: string;
+  callId: string;
+  /** Aborted when the user stops the run or the tool's time limit passes. */
+  signal: AbortSignal;
+  isSubagent: boolean;
+  /** Depth of subagent nesting: 0 for the main agent. */
+  depth: number;
+  profileId: string;
+  /** Sends an event into the run's stream (used for subagent forwarding, profile switches). */
+  emit(event: AgentEvent): void;
+  /** Asks the user to approve a call; resolves to a refusal when nobody can answer. */
+  confirm(request: ConfirmRequest): Promise<ConfirmAnswer>;
+  log: Logger;
+  agent?: AgentHandle;
+}
+
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  /** Policy group, for `group:<name>` patterns. */
+  readonly group?: ToolGroup;
+  execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * Base class for class-format tools, built-in or user-written:
+ * `export default class MyTool extends Tool { name = 'my_tool'; … }`.
+ */
+export abstract class Tool implements ToolDefinition {
+  abstract readonly name: string;
+  abstract readonly description: string;
+  abstract readonly parameters: JsonSchema;
+  readonly group?: ToolGroup;
+  abstract execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function ok(output: string, metadata?: Record<string, unknown>): ToolResult {
+  return metadata ? { success: true, output, metadata } : { success: true, output };
+}
+
+export function fail(error: string, metadata?: Record<string, unknown>): ToolResult {
+  return metadata ? { success: false, output: error, error, metadata } : { success: false, output: error, error };
+}
