@@ -1,0 +1,31 @@
+/**
+ * Everything the server needs, assembled once at start-up by `createServices` (the composition
+ * root) and handed to `buildApp`. Tests build the same services against temporary folders and a
+ * fake LLM server.
+ */
+import type { Logger } from 'pino';
+import type { AgentApi } from '../agent/types.js';
+import type { ProfileRegistry } from '../config/profiles.js';
+import type { Settings } from '../config/settings.js';
+import type { LlmBackend } from '../llm/types.js';
+import type { FileStore, KvStore, SessionStore } from '../store/types.js';
+import type { ToolExecutor } from '../tools/executor.js';
+import type { ToolRegistry } from '../tools/registry.js';
+
+export interface NaviServices {
+  settings: Settings;
+  logger: Logger;
+  sessions: SessionStore;
+  kv: KvStore;
+  files: FileStore;
+  profiles: ProfileRegistry;
+  tools: ToolRegistry;
+  executor: ToolExecutor;
+  agent: AgentApi;
+  /** The backend a profile uses (its `llm_backend`, else DEFAULT_LLM_BACKEND). */
+  backendFor(profileId: string): LlmBackend;
+  /** Reloads user tools and context providers; resolves to a report for the client. */
+  reloadTools(): Promise<{ loaded: string[]; errors: { origin: string; error: string }[] }>;
+  /** Stops background work and closes stores, MCP servers and child processes. */
+  close(): Promise<void>;
+}
