@@ -9,7 +9,9 @@ export const requireAll = process.env.NAVI_REQUIRE_ALL === '1';
 /** Absolute path of `program` on PATH, or undefined. */
 export function findProgram(program: string): string | undefined {
   try {
-    const out = execFileSync('sh', ['-c', `command -v ${JSON.stringify(program)}`], { encoding: 'utf8' }).trim();
+    const out = execFileSync('sh', ['-c', `command -v ${JSON.stringify(program)}`], {
+      encoding: 'utf8',
+    }).trim();
     return out.length > 0 ? out : undefined;
   } catch {
     return undefined;

@@ -1,0 +1,498 @@
+/**
+ * The agent (DESIGN §3, §7): `runStream` for persisted runs, `run` for a final text,
+ * `runEphemeral` for subagents in memory only. One loop serves all three: plan, then stream the
+ * LLM, run the tool calls it asks for, and repeat until it answers without tools.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Profile, ProfileRegistry } from '../config/profiles.js';
+import type { Settings } from '../config/settings.js';
+import type { LlmBackend } from '../llm/types.js';
+import type { AgentEvent } from '../protocol/events.js';
+import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
+import type { ToolExecutor } from '../tools/executor.js';
+import type { AgentHandle, ConfirmAnswer } from '../tools/types.js';
+import { AsyncQueue } from '../util/async-queue.js';
+import type { ContextCompressor } from './compressor.js';
+import { toChatMessages } from './context-view.js';
+import { streamTurn } from './llm-turn.js';
+import { runPlanning } from './planning.js';
+import type { LoopOutcome, RunState } from './run-state.js';
+import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
+import { normaliseCallIds, runToolCalls } from './tool-turn.js';
+import { type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
+import type { AgentApi, RunInput, RunOptions } from './types.js';
+
+export interface AgentDeps {
+  settings: Settings;
+  logger: Logger;
+  sessions: SessionStore;
+  kv: KvStore;
+  profiles: ProfileRegistry;
+  executor: ToolExecutor;
+  /** The backend for a profile; throws with a message a person can act on when unavailable. */
+  backendFor: (profile: Profile) => LlmBackend;
+  persona: string;
+  memoryBlock?: () => Promise<string | null>;
+  contextSections?: (ctx: { sessionId: string; profileId: string }) => Promise<PromptSection[]>;
+  compressor?: ContextCompressor;
+  newId?: () => string;
+  now?: () => Date;
+  /** How often a streaming answer is persisted (ms). */
+  saveIntervalMs?: number;
+}
+
+const refuseHeadless = async (): Promise<ConfirmAnswer> => ({
+  approved: false,
+  reason: 'this run has nobody to ask for approval (it was started without a connected client)',
+});
+
+export class Agent implements AgentApi {
+  private readonly newId: () => string;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: AgentDeps) {
+    this.newId = deps.newId ?? randomUUID;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  runStream(sessionId: string, input: RunInput, options: RunOptions): AsyncIterable<AgentEvent> {
+    const queue = new AsyncQueue<AgentEvent>();
+    const log = this.deps.logger.child({ session_id: sessionId, run_id: options.runId });
+    let ended = false;
+    const emit = (event: AgentEvent) => {
+      if (ended) return;
+      queue.push(event);
+    };
+    const end = (event: AgentEvent) => {
+      emit(event);
+      ended = true;
+    };
+    this.persistedRun(sessionId, input, options, emit, end, log)
+      .catch((err: unknown) => {
+        log.error({ err }, 'run failed unexpectedly');
+        end({
+          type: 'error',
+          message: `Navi hit an internal error: ${(err as Error).message}`,
+          recoverable: false,
+        });
+      })
+      .finally(() => {
+        if (!ended) end({ type: 'error', message: 'The run ended without an answer.', recoverable: false });
+        queue.close();
+      });
+    return queue;
+  }
+
+  /** Runs to completion and returns the final text (headless: confirmations are refused). */
+  async run(
+    sessionId: string,
+    content: string,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<string> {
+    let answer = '';
+    for await (const ev of this.runStream(
+      sessionId,
+      { content, trigger: 'user' },
+      { runId: this.newId(), signal, confirm: refuseHeadless },
+    )) {
+      if (ev.type === 'stream_end' || ev.type === 'stream_stopped') answer = ev.content;
+      if (ev.type === 'error' && !ev.recoverable) throw new Error(ev.message);
+    }
+    return answer;
+  }
+
+  /** A subagent without a parent run: in memory only, headless. */
+  async runEphemeral(
+    task: string,
+    profileId?: string,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<string> {
+    const profile = profileId ? this.requireProfile(profileId) : this.deps.profiles.getDefault();
+    return this.subagent(
+      {
+        runId: this.newId(),
+        transcript: new MemoryTranscript('none'),
+        context: [],
+        profile,
+        signal,
+        confirm: refuseHeadless,
+        emit: () => {},
+        isSubagent: false,
+        depth: 0,
+        tokens: 0,
+      },
+      task,
+      { profileId: profile.id },
+    );
+  }
+
+  private async persistedRun(
+    sessionId: string,
+    input: RunInput,
+    options: RunOptions,
+    emit: (e: AgentEvent) => void,
+    end: (e: AgentEvent) => void,
+    log: Logger,
+  ): Promise<void> {
+    const { sessions } = this.deps;
+    emit({ type: 'stream_start', trigger: input.trigger });
+    const session = await sessions.get(sessionId);
+    if (!session) {
+      end({ type: 'error', message: `Session ${sessionId} does not exist.`, recoverable: false });
+      return;
+    }
+    const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
+    const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
+    const user = this.userMessage(input);
+    await transcript.append([{ message: user, display: !input.contextOnly, context: true }]);
+    const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
+    if (!session.title && !input.contextOnly && input.content.trim()) patch.title = titleFrom(input.content);
+    await sessions.update(sessionId, patch);
+
+    const state: RunState = {
+      runId: options.runId,
+      transcript,
+      context: await transcript.loadContext(),
+      profile,
+      signal: options.signal,
+      confirm: options.confirm,
+      emit,
+      isSubagent: false,
+      depth: 0,
+      tokens: session.context_token_count,
+    };
+
+    await this.compressIfNeeded(state, log);
+    if (profile.planning_enabled && !options.signal.aborted) await this.plan(state, log);
+    const outcome = await this.loop(state, log);
+    const backend = this.safeBackend(state.profile);
+    if (outcome.kind === 'end') {
+      end({
+        type: 'stream_end',
+        content: outcome.content,
+        context_tokens: state.tokens,
+        max_context_tokens: backend?.contextWindow ?? 0,
+      });
+      // Post-turn worker: its event may follow stream_end, as in the reference sequences.
+      await this.compressIfNeeded(state, log, emit);
+    } else if (outcome.kind === 'stopped') end({ type: 'stream_stopped', content: outcome.content });
+    else end({ type: 'error', message: outcome.message, recoverable: false });
+  }
+
+  /** The tool loop: at most `max_iterations` LLM calls. */
+  private async loop(state: RunState, log: Logger): Promise<LoopOutcome> {
+    for (let iteration = 0; iteration < state.profile.max_iterations; iteration++) {
+      if (state.signal.aborted) return { kind: 'stopped', content: '' };
+      let backend: LlmBackend;
+      try {
+        backend = this.deps.backendFor(state.profile);
+      } catch (err) {
+        return { kind: 'error', message: (err as Error).message };
+      }
+      const model = state.profile.model ?? backend.defaultModel;
+      const system = await this.systemPrompt(state, log);
+      const tools = this.deps.executor.specsFor(state.profile);
+
+      const answer: StoredMessage = {
+        id: this.newId(),
+        role: 'assistant',
+        content: '',
+        created_at: this.now().toISOString(),
+      };
+      let writer: Promise<AnswerWriter> | undefined;
+      const turn = await streamTurn(
+        backend,
+        {
+          model,
+          messages: [{ role: 'system', content: system }, ...toChatMessages(state.context)],
+          ...(tools.length > 0 ? { tools } : {}),
+          temperature: state.profile.temperature,
+          signal: state.signal,
+        },
+        {
+          emit: state.emit,
+          relayDeltas: !state.isSubagent,
+          onText: (text, thinking) => {
+            writer ??= state.transcript.beginAnswer(answer);
+            void writer.then((w) => w.progress(text, thinking)).catch(() => {});
+          },
+        },
+      );
+      state.tokens = turn.usage
+        ? turn.usage.promptTokens + turn.usage.completionTokens
+        : estimateTokens(system, state.context, turn.text);
+      await state.transcript.setTokenCount(state.tokens);
+
+      const finishAnswer = async (metadata: Record<string, unknown>) => {
+        if (!writer && turn.text === '') return;
+        writer ??= state.transcript.beginAnswer(answer);
+        await (await writer).finish(turn.text, turn.thinking, metadata);
+        state.context.push({
+          ...answer,
+          content: turn.text,
+          ...(turn.thinking ? { thinking: turn.thinking } : {}),
+        });
+      };
+
+      if (turn.reason === 'aborted') {
+        await finishAnswer({ interrupted: true, stopped: true });
+        return { kind: 'stopped', content: turn.text };
+      }
+      if (turn.reason === 'error') {
+        await finishAnswer({ interrupted: true });
+        log.warn({ llm_error: turn.error }, 'LLM call failed');
+        return { kind: 'error', message: turn.error?.message ?? `${backend.describe()} failed.` };
+      }
+      if (turn.toolCalls.length === 0) {
+        await finishAnswer({});
+        return { kind: 'end', content: turn.text };
+      }
+
+      // A tool turn: text said before the calls stays as its own message.
+      await finishAnswer({});
+      if (turn.thinking)
+        state.emit({ type: 'turn_thinking', thinking: turn.thinking, is_subagent: state.isSubagent });
+      const calls = normaliseCallIds(turn.toolCalls, this.newId);
+      const request: StoredMessage = {
+        id: this.newId(),
+        role: 'assistant',
+        content: null,
+        tool_calls: calls,
+        ...(turn.thinking ? { thinking: turn.thinking } : {}),
+        created_at: this.now().toISOString(),
+      };
+      await state.transcript.append([{ message: request, display: !state.isSubagent, context: true }]);
+      state.context.push(request);
+      const results = await runToolCalls(calls, state, {
+        executor: this.deps.executor,
+        logger: log,
+        newId: this.newId,
+        now: this.now,
+        handleFor: (s) => this.handleFor(s),
+      });
+      await state.transcript.append(results);
+      for (const r of results) if (r.context) state.context.push(r.message);
+    }
+    return this.iterationLimit(state);
+  }
+
+  private async iterationLimit(state: RunState): Promise<LoopOutcome> {
+    const content =
+      `I stopped after ${state.profile.max_iterations} steps without reaching a final answer ` +
+      `(the limit of the "${state.profile.name}" profile). Ask me to continue, or raise max_iterations in the profile.`;
+    const message: StoredMessage = {
+      id: this.newId(),
+      role: 'assistant',
+      content,
+      created_at: this.now().toISOString(),
+      metadata: { max_iterations_reached: true },
+    };
+    await state.transcript.append([{ message, display: !state.isSubagent, context: true }]);
+    state.context.push(message);
+    if (!state.isSubagent) state.emit({ type: 'stream_delta', delta: content });
+    return { kind: 'end', content };
+  }
+
+  private async plan(state: RunState, log: Logger): Promise<void> {
+    try {
+      const backend = this.deps.backendFor(state.profile);
+      const plan = await runPlanning(backend, {
+        system: await this.systemPrompt(state, log),
+        context: toChatMessages(state.context),
+        model: state.profile.model ?? backend.defaultModel,
+        signal: state.signal,
+      });
+      if (!plan) return;
+      const message: StoredMessage = {
+        id: this.newId(),
+        role: 'assistant',
+        content: plan,
+        created_at: this.now().toISOString(),
+        metadata: { plan: true },
+      };
+      await state.transcript.append([{ message, display: true, context: true }]);
+      state.context.push(message);
+      state.emit({ type: 'plan_ready', plan });
+    } catch (err) {
+      // Planning is an optimisation: the loop reports a broken backend itself.
+      log.warn({ err }, 'planning failed; continuing without a plan');
+    }
+  }
+
+  private async systemPrompt(state: RunState, log: Logger): Promise<string> {
+    let memoryBlock: string | null = null;
+    let sections: PromptSection[] = [];
+    try {
+      memoryBlock = (await this.deps.memoryBlock?.()) ?? null;
+    } catch (err) {
+      log.warn({ err }, 'memory block unavailable');
+    }
+    try {
+      sections =
+        (await this.deps.contextSections?.({
+          sessionId: state.transcript.sessionId,
+          profileId: state.profile.id,
+        })) ?? [];
+    } catch (err) {
+      log.warn({ err }, 'context providers failed');
+    }
+    return buildSystemPrompt({
+      persona: this.deps.persona,
+      profilePrompt: state.profile.system_prompt,
+      memoryBlock,
+      sections,
+      ...(state.basePrompt ? { basePrompt: state.basePrompt } : {}),
+    });
+  }
+
+  private async compressIfNeeded(
+    state: RunState,
+    log: Logger,
+    emit: (e: AgentEvent) => void = state.emit,
+  ): Promise<void> {
+    const { compressor, settings } = this.deps;
+    if (!compressor || !settings.CONTEXT_COMPRESSION_ENABLED || !state.transcript.persisted) return;
+    const backend = this.safeBackend(state.profile);
+    if (!backend || state.tokens < backend.contextWindow * settings.CONTEXT_COMPRESSION_THRESHOLD) return;
+    try {
+      const result = await compressor({
+        context: state.context,
+        keepRecent: settings.CONTEXT_KEEP_RECENT,
+        backend,
+        model: state.profile.model ?? backend.defaultModel,
+        temperature: settings.CONTEXT_SUMMARY_TEMPERATURE,
+        signal: state.signal,
+      });
+      if (!result) return;
+      const before = state.context.length;
+      await this.deps.sessions.replaceContextPrefix(
+        state.transcript.sessionId,
+        result.firstKeptId,
+        result.summary,
+      );
+      state.context = await state.transcript.loadContext();
+      state.tokens = 0;
+      await state.transcript.setTokenCount(0);
+      emit({ type: 'context_compressed', messages_before: before, messages_after: state.context.length });
+    } catch (err) {
+      log.error({ err }, 'context compression failed; the context was left as it was');
+    }
+  }
+
+  private handleFor(state: RunState): AgentHandle {
+    return {
+      runEphemeral: (task, options) => this.subagent(state, task, options),
+      switchProfile: async (profileId) => {
+        const profile = this.requireProfile(profileId);
+        state.profile = profile;
+        if (state.transcript.persisted)
+          await this.deps.sessions.update(state.transcript.sessionId, { profile_id: profile.id });
+        return { id: profile.id, name: profile.name };
+      },
+      currentProfileId: () => state.profile.id,
+    };
+  }
+
+  /** Runs a subagent under `parent`: its own memory-only context and scratchpad, the parent's stop. */
+  private async subagent(
+    parent: RunState,
+    task: string,
+    options: { profileId?: string; inheritSystemPrompt?: boolean },
+  ): Promise<string> {
+    if (parent.depth >= this.deps.settings.SUBAGENT_MAX_DEPTH && parent.isSubagent) {
+      throw new Error(
+        `Subagents may not nest deeper than ${this.deps.settings.SUBAGENT_MAX_DEPTH} level(s).`,
+      );
+    }
+    const profile = options.profileId ? this.requireProfile(options.profileId) : parent.profile;
+    const id = `subagent_${this.newId()}`;
+    const log = this.deps.logger.child({ subagent: id, parent_run: parent.runId });
+    const forward = (event: AgentEvent) => {
+      if (event.type === 'turn_thinking' || event.type === 'tool_started' || event.type === 'tool_call') {
+        parent.emit({ ...event, is_subagent: true });
+      } else if (event.type === 'tool_confirm_request') parent.emit(event);
+    };
+    const state: RunState = {
+      runId: parent.runId,
+      transcript: new MemoryTranscript(id),
+      context: [],
+      profile,
+      signal: parent.signal,
+      confirm: parent.confirm,
+      emit: forward,
+      isSubagent: true,
+      depth: parent.depth + 1,
+      tokens: 0,
+    };
+    if (options.inheritSystemPrompt) state.basePrompt = parent.profile.system_prompt;
+    const message: StoredMessage = {
+      id: this.newId(),
+      role: 'user',
+      content: task,
+      created_at: this.now().toISOString(),
+    };
+    await state.transcript.append([{ message, display: false, context: true }]);
+    state.context.push(message);
+    try {
+      const outcome = await this.loop(state, log);
+      if (outcome.kind === 'end') return outcome.content;
+      if (outcome.kind === 'stopped') throw new Error('The subagent was stopped before it finished.');
+      throw new Error(`The subagent failed: ${outcome.message}`);
+    } finally {
+      await this.deps.kv.clear(id).catch(() => {});
+    }
+  }
+
+  private userMessage(input: RunInput): StoredMessage {
+    let content = input.content;
+    if (input.files && input.files.length > 0) {
+      const list = input.files.map((f) => `- ${f.name}: ${f.path}`).join('\n');
+      content = `${content}\n\n[Attached files]\n${list}`;
+    }
+    const metadata: Record<string, unknown> = { ...input.metadata };
+    if (input.files && input.files.length > 0) metadata.files = input.files;
+    if (input.trigger !== 'user') metadata.trigger = input.trigger;
+    return {
+      id: this.newId(),
+      role: 'user',
+      content,
+      ...(input.images && input.images.length > 0 ? { images: input.images } : {}),
+      created_at: this.now().toISOString(),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    };
+  }
+
+  private requireProfile(id: string): Profile {
+    const profile = this.deps.profiles.get(id);
+    if (!profile) {
+      const known = this.deps.profiles
+        .list()
+        .map((p) => p.id)
+        .join(', ');
+      throw new Error(`Unknown profile "${id}". Available profiles: ${known}.`);
+    }
+    return profile;
+  }
+
+  private safeBackend(profile: Profile): LlmBackend | undefined {
+    try {
+      return this.deps.backendFor(profile);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function titleFrom(content: string): string {
+  const line = content.trim().split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 77).trimEnd()}…` : line;
+}
+
+/** Rough count (4 characters a token) for backends that report no usage. */
+function estimateTokens(system: string, context: StoredMessage[], answer: string): number {
+  let chars = system.length + answer.length;
+  for (const m of context)
+    chars += (m.content?.length ?? 0) + (m.tool_calls ? JSON.stringify(m.tool_calls).length : 0);
+  return Math.ceil(chars / 4);
+}

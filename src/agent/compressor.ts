@@ -1,0 +1,21 @@
+/** The seam between the agent loop and the compression algorithm (src/agent/compression.ts). */
+import type { LlmBackend } from '../llm/types.js';
+import type { StoredMessage } from '../store/types.js';
+
+export interface CompressionRequest {
+  context: StoredMessage[];
+  keepRecent: number;
+  backend: LlmBackend;
+  model: string;
+  temperature: number;
+  signal: AbortSignal;
+}
+
+export interface CompressionResult {
+  summary: StoredMessage;
+  /** First context message kept verbatim; null when the summary replaces everything. */
+  firstKeptId: string | null;
+}
+
+/** Resolves to null when there is nothing to compress; rejects when the summariser failed. */
+export type ContextCompressor = (request: CompressionRequest) => Promise<CompressionResult | null>;

@@ -1,0 +1,48 @@
+/**
+ * Turns the stored context buffer into the messages an LLM API accepts. A run killed between a
+ * tool call and its result leaves a call without a result; APIs reject that, so such calls get a
+ * synthetic result saying the call was interrupted, and orphan results are dropped.
+ */
+import type { ChatMessage } from '../llm/types.js';
+import type { StoredMessage } from '../store/types.js';
+
+export const INTERRUPTED_RESULT =
+  'The tool call was interrupted before it finished (Navi stopped or restarted).';
+
+export function toChatMessages(context: readonly StoredMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let pending: Map<string, string> | undefined; // call id → tool name, awaiting results
+
+  const closePending = () => {
+    if (!pending) return;
+    for (const [id, name] of pending)
+      out.push({ role: 'tool', content: INTERRUPTED_RESULT, tool_call_id: id, name });
+    pending = undefined;
+  };
+
+  for (const m of context) {
+    if (m.role === 'tool') {
+      if (!pending || !m.tool_call_id || !pending.has(m.tool_call_id)) continue;
+      pending.delete(m.tool_call_id);
+      out.push({
+        role: 'tool',
+        content: m.content ?? '',
+        tool_call_id: m.tool_call_id,
+        ...(m.name ? { name: m.name } : {}),
+      });
+      if (pending.size === 0) pending = undefined;
+      continue;
+    }
+    closePending();
+    if (m.role === 'system') continue; // the system prompt is rebuilt per call, never stored
+    const msg: ChatMessage = { role: m.role, content: m.content };
+    if (m.images && m.images.length > 0) msg.images = m.images;
+    if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
+      msg.tool_calls = m.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+      pending = new Map(m.tool_calls.map((c) => [c.id, c.name]));
+    }
+    out.push(msg);
+  }
+  closePending();
+  return out;
+}

@@ -1,0 +1,120 @@
+/**
+ * Runs the tool calls of one LLM turn concurrently through the executor, emits their events,
+ * and turns the results into context messages in call order. An image a tool loaded goes into
+ * the context only, as a synthetic user message (DESIGN §7), never into the display history.
+ */
+import type { Logger } from 'pino';
+import type { ChatToolCall } from '../llm/types.js';
+import type { BufferedMessage, StoredMessage } from '../store/types.js';
+import type { ToolExecutor } from '../tools/executor.js';
+import type { AgentHandle, ToolResult } from '../tools/types.js';
+import type { RunState } from './run-state.js';
+
+export interface ToolTurnDeps {
+  executor: ToolExecutor;
+  logger: Logger;
+  newId: () => string;
+  now: () => Date;
+  handleFor: (state: RunState) => AgentHandle;
+}
+
+/** Metadata safe to send to clients and to store: image bytes stay out of both. */
+export function publicMetadata(
+  metadata: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (!metadata) return undefined;
+  const { base64: _omitted, ...rest } = metadata;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+export async function runToolCalls(
+  calls: ChatToolCall[],
+  state: RunState,
+  deps: ToolTurnDeps,
+): Promise<BufferedMessage[]> {
+  const results = await Promise.all(calls.map((call) => runOne(call, state, deps)));
+  const entries: BufferedMessage[] = [];
+  const images: string[] = [];
+  results.forEach((result, i) => {
+    const call = calls[i]!;
+    const metadata = { success: result.success, ...publicMetadata(result.metadata) };
+    const message: StoredMessage = {
+      id: deps.newId(),
+      role: 'tool',
+      content: result.output,
+      tool_call_id: call.id,
+      name: call.name,
+      created_at: deps.now().toISOString(),
+      metadata,
+    };
+    entries.push({ message, display: !state.isSubagent, context: true });
+    const base64 = result.metadata?.base64;
+    if (result.success && result.metadata?.is_image === true && typeof base64 === 'string')
+      images.push(base64);
+  });
+  if (images.length > 0) {
+    const message: StoredMessage = {
+      id: deps.newId(),
+      role: 'user',
+      content:
+        images.length === 1
+          ? 'Here is the image the tool loaded.'
+          : `Here are the ${images.length} images the tools loaded.`,
+      images,
+      created_at: deps.now().toISOString(),
+      metadata: { injected_image: true },
+    };
+    entries.push({ message, display: false, context: true });
+  }
+  return entries;
+}
+
+async function runOne(call: ChatToolCall, state: RunState, deps: ToolTurnDeps): Promise<ToolResult> {
+  state.emit({
+    type: 'tool_started',
+    call_id: call.id,
+    tool: call.name,
+    args: call.arguments,
+    is_subagent: state.isSubagent,
+  });
+  const log = deps.logger.child({ tool: call.name, call_id: call.id });
+  const result = await deps.executor.execute(
+    call,
+    {
+      sessionId: state.transcript.sessionId,
+      runId: state.runId,
+      callId: call.id,
+      signal: state.signal,
+      isSubagent: state.isSubagent,
+      depth: state.depth,
+      profileId: state.profile.id,
+      emit: state.emit,
+      confirm: state.confirm,
+      log,
+      agent: deps.handleFor(state),
+    },
+    state.profile,
+  );
+  const metadata = publicMetadata(result.metadata);
+  state.emit({
+    type: 'tool_call',
+    call_id: call.id,
+    tool: call.name,
+    args: call.arguments,
+    result: result.output,
+    success: result.success,
+    is_subagent: state.isSubagent,
+    ...(metadata ? { metadata } : {}),
+  });
+  return result;
+}
+
+/** Gives every call of a turn a unique, non-empty id (some models repeat or omit them). */
+export function normaliseCallIds(calls: ChatToolCall[], newId: () => string): ChatToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((c) => {
+    const id = c.id && !seen.has(c.id) ? c.id : `call_${newId()}`;
+    seen.add(id);
+    return { ...c, id, arguments: c.arguments && typeof c.arguments === 'object' ? c.arguments : {} };
+  });
+}

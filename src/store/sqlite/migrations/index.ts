@@ -1,0 +1,11 @@
+/**
+ * Every schema migration, oldest first. To change the schema, add a file `NNN-name.ts` and
+ * append its migration here; never edit or reorder one that has shipped.
+ */
+import { coreMigration } from './001-core.js';
+import { memoryMigration } from './002-memory.js';
+import type { Migration } from './types.js';
+
+export type { Migration } from './types.js';
+
+export const migrations: readonly Migration[] = [coreMigration, memoryMigration];

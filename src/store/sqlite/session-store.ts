@@ -1,0 +1,306 @@
+/**
+ * SessionStore on SQLite (DESIGN §4). Every statement is prepared once in the constructor. The
+ * two buffers live in `messages` (display) and `context_messages` (LLM context) with the same
+ * shape, each ordered by an integer `seq` per session.
+ *
+ * Compression ordering: replaceContextPrefix deletes the context rows below the first kept row
+ * and inserts the summary at (that row's seq − 1), which is free once the older rows are gone.
+ * Nothing is renumbered, so compression costs the rows it deletes, and seq may go negative.
+ */
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import type {
+  BufferedMessage,
+  MessagePatch,
+  NewSession,
+  SessionPatch,
+  SessionRecord,
+  SessionStore,
+  StoredMessage,
+} from '../types.js';
+import { fromRow, type MessageRow, toPayload } from './message-rows.js';
+
+interface SessionRow {
+  id: string;
+  profile_id: string;
+  title: string;
+  pinned: 0 | 1;
+  created_at: string;
+  last_active: string;
+  context_token_count: number;
+}
+
+interface InsertMessage {
+  session_id: string;
+  seq: number;
+  id: string;
+  role: string;
+  content: string | null;
+  payload: string | null;
+  created_at: string;
+}
+
+interface UpdateMessage {
+  session_id: string;
+  id: string;
+  set_content: 0 | 1;
+  content: string | null;
+  thinking: string | null;
+  metadata: string | null;
+}
+
+/** The statements of one buffer table. */
+class BufferStatements {
+  readonly insert: Statement<[InsertMessage]>;
+  readonly lastSeq: Statement<[string], number>;
+  readonly seqOf: Statement<[string, string], number>;
+  readonly all: Statement<[string], MessageRow>;
+  readonly update: Statement<[UpdateMessage]>;
+  readonly deleteBefore: Statement<[string, number]>;
+  readonly deleteAll: Statement<[string]>;
+
+  constructor(db: Database, table: 'messages' | 'context_messages') {
+    this.insert = db.prepare(
+      `INSERT INTO ${table} (session_id, seq, id, role, content, payload, created_at)
+       VALUES (@session_id, @seq, @id, @role, @content, @payload, @created_at)`,
+    );
+    // ORDER BY … LIMIT 1 walks the (session_id, seq) index from its end: one row read.
+    this.lastSeq = db
+      .prepare<[string], number>(`SELECT seq FROM ${table} WHERE session_id = ? ORDER BY seq DESC LIMIT 1`)
+      .pluck();
+    this.seqOf = db
+      .prepare<[string, string], number>(`SELECT seq FROM ${table} WHERE session_id = ? AND id = ?`)
+      .pluck();
+    this.all = db.prepare(
+      `SELECT id, role, content, payload, created_at FROM ${table} WHERE session_id = ? ORDER BY seq`,
+    );
+    // One statement per buffer whatever the patch holds, so a streaming save is one indexed update.
+    // Nested json_set keeps the other payload keys (images, tool calls…) without reading them out.
+    this.update = db.prepare(
+      `UPDATE ${table} SET
+         content = CASE WHEN @set_content THEN @content ELSE content END,
+         payload = CASE
+           WHEN @thinking IS NULL AND @metadata IS NULL THEN payload
+           WHEN @metadata IS NULL THEN json_set(coalesce(payload, '{}'), '$.thinking', @thinking)
+           WHEN @thinking IS NULL THEN json_set(coalesce(payload, '{}'), '$.metadata', json(@metadata))
+           ELSE json_set(coalesce(payload, '{}'), '$.thinking', @thinking, '$.metadata', json(@metadata))
+         END
+       WHERE session_id = @session_id AND id = @id`,
+    );
+    this.deleteBefore = db.prepare(`DELETE FROM ${table} WHERE session_id = ? AND seq < ?`);
+    this.deleteAll = db.prepare(`DELETE FROM ${table} WHERE session_id = ?`);
+  }
+}
+
+function toRecord(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    profile_id: row.profile_id,
+    title: row.title,
+    pinned: row.pinned === 1,
+    created_at: row.created_at,
+    last_active: row.last_active,
+    context_token_count: row.context_token_count,
+  };
+}
+
+function insertRow(sessionId: string, seq: number, m: StoredMessage): InsertMessage {
+  return {
+    session_id: sessionId,
+    seq,
+    id: m.id,
+    role: m.role,
+    content: m.content,
+    payload: toPayload(m),
+    created_at: m.created_at,
+  };
+}
+
+/** Turns SQLite constraint codes into messages that say which session or message was wrong. */
+function explain(err: unknown, sessionId: string): unknown {
+  if (!(err instanceof BetterSqlite3.SqliteError)) return err;
+  if (err.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    return new Error(`Session ${sessionId} does not exist`, { cause: err });
+  }
+  if (err.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    return new Error(`A message with this id is already in session ${sessionId}: ${err.message}`, {
+      cause: err,
+    });
+  }
+  return err;
+}
+
+const SESSION_COLUMNS = 'id, profile_id, title, pinned, created_at, last_active, context_token_count';
+
+export class SqliteSessionStore implements SessionStore {
+  private readonly display: BufferStatements;
+  private readonly context: BufferStatements;
+  private readonly insertSession: Statement<[SessionRow]>;
+  private readonly selectSession: Statement<[string], SessionRow>;
+  private readonly selectAll: Statement<[], SessionRow>;
+  private readonly patchSession: Statement<[Record<string, string | number | null>]>;
+  private readonly deleteSession: Statement<[string]>;
+  private readonly deleteKv: Statement<[string]>;
+  private readonly deleteFiles: Statement<[string]>;
+  private readonly appendTx: (sessionId: string, entries: BufferedMessage[]) => void;
+  private readonly updateTx: (sessionId: string, messageId: string, patch: MessagePatch) => void;
+  private readonly compressTx: (
+    sessionId: string,
+    firstKeptId: string | null,
+    summary: StoredMessage,
+  ) => void;
+  private readonly deleteTx: (id: string) => boolean;
+
+  constructor(db: Database) {
+    this.display = new BufferStatements(db, 'messages');
+    this.context = new BufferStatements(db, 'context_messages');
+    this.insertSession = db.prepare(
+      `INSERT INTO sessions (${SESSION_COLUMNS})
+       VALUES (@id, @profile_id, @title, @pinned, @created_at, @last_active, @context_token_count)`,
+    );
+    this.selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`);
+    // created_at and id break ties so the order is stable between calls.
+    this.selectAll = db.prepare(
+      `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY pinned DESC, last_active DESC, created_at DESC, id`,
+    );
+    // A null parameter means "not in the patch": no patchable column is ever null.
+    this.patchSession = db.prepare(
+      `UPDATE sessions SET
+         title = coalesce(@title, title),
+         pinned = coalesce(@pinned, pinned),
+         profile_id = coalesce(@profile_id, profile_id),
+         context_token_count = coalesce(@context_token_count, context_token_count),
+         last_active = coalesce(@last_active, last_active)
+       WHERE id = @id`,
+    );
+    this.deleteSession = db.prepare('DELETE FROM sessions WHERE id = ?');
+    this.deleteKv = db.prepare('DELETE FROM session_kv WHERE session_id = ?');
+    this.deleteFiles = db.prepare('DELETE FROM session_files WHERE session_id = ?');
+
+    this.appendTx = db.transaction((sessionId: string, entries: BufferedMessage[]) => {
+      // Read each buffer's last seq at most once per call, then count on from it.
+      let nextDisplay: number | undefined;
+      let nextContext: number | undefined;
+      for (const { message, display, context } of entries) {
+        if (display) {
+          nextDisplay ??= (this.display.lastSeq.get(sessionId) ?? 0) + 1;
+          this.display.insert.run(insertRow(sessionId, nextDisplay++, message));
+        }
+        if (context) {
+          nextContext ??= (this.context.lastSeq.get(sessionId) ?? 0) + 1;
+          this.context.insert.run(insertRow(sessionId, nextContext++, message));
+        }
+      }
+    });
+
+    this.updateTx = db.transaction((sessionId: string, messageId: string, patch: MessagePatch) => {
+      const params: UpdateMessage = {
+        session_id: sessionId,
+        id: messageId,
+        set_content: patch.content === undefined ? 0 : 1,
+        content: patch.content ?? null,
+        thinking: patch.thinking ?? null,
+        metadata: patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+      };
+      const changed = this.display.update.run(params).changes + this.context.update.run(params).changes;
+      if (changed === 0) throw new Error(`Message ${messageId} is not in session ${sessionId}`);
+    });
+
+    this.compressTx = db.transaction(
+      (sessionId: string, firstKeptId: string | null, summary: StoredMessage) => {
+        let summarySeq = 0;
+        if (firstKeptId === null) {
+          this.context.deleteAll.run(sessionId);
+        } else {
+          const keptSeq = this.context.seqOf.get(sessionId, firstKeptId);
+          // Refusing is safer than guessing: a wrong guess would drop the whole context.
+          if (keptSeq === undefined) {
+            throw new Error(`Message ${firstKeptId} is not in the context of session ${sessionId}`);
+          }
+          this.context.deleteBefore.run(sessionId, keptSeq);
+          summarySeq = keptSeq - 1;
+        }
+        this.context.insert.run(insertRow(sessionId, summarySeq, summary));
+      },
+    );
+
+    this.deleteTx = db.transaction((id: string) => {
+      this.deleteKv.run(id);
+      this.deleteFiles.run(id);
+      // Both buffers go with the session row through ON DELETE CASCADE.
+      return this.deleteSession.run(id).changes > 0;
+    });
+  }
+
+  async create(input: NewSession): Promise<SessionRecord> {
+    const createdAt = input.created_at ?? new Date().toISOString();
+    const row: SessionRow = {
+      id: input.id,
+      profile_id: input.profile_id,
+      title: input.title ?? '',
+      pinned: 0,
+      created_at: createdAt,
+      last_active: createdAt,
+      context_token_count: 0,
+    };
+    this.insertSession.run(row);
+    return toRecord(row);
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    const row = this.selectSession.get(id);
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(): Promise<SessionRecord[]> {
+    return this.selectAll.all().map(toRecord);
+  }
+
+  async update(id: string, patch: SessionPatch): Promise<SessionRecord | undefined> {
+    this.patchSession.run({
+      id,
+      title: patch.title ?? null,
+      pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+      profile_id: patch.profile_id ?? null,
+      context_token_count: patch.context_token_count ?? null,
+      last_active: patch.last_active ?? null,
+    });
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.deleteTx(id);
+  }
+
+  async getMessages(sessionId: string): Promise<StoredMessage[]> {
+    return this.display.all.all(sessionId).map(fromRow);
+  }
+
+  async getContext(sessionId: string): Promise<StoredMessage[]> {
+    return this.context.all.all(sessionId).map(fromRow);
+  }
+
+  async append(sessionId: string, entries: BufferedMessage[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      this.appendTx(sessionId, entries);
+    } catch (err) {
+      throw explain(err, sessionId);
+    }
+  }
+
+  async updateMessage(sessionId: string, messageId: string, patch: MessagePatch): Promise<void> {
+    this.updateTx(sessionId, messageId, patch);
+  }
+
+  async replaceContextPrefix(
+    sessionId: string,
+    firstKeptId: string | null,
+    summary: StoredMessage,
+  ): Promise<void> {
+    try {
+      this.compressTx(sessionId, firstKeptId, summary);
+    } catch (err) {
+      throw explain(err, sessionId);
+    }
+  }
+}
