@@ -1,0 +1,213 @@
+/**
+ * One run of the agent in one session, seen from the server: it consumes `agent.runStream`,
+ * stamps each event with `run_id` and a per-run `seq` (from 1), keeps every event for clients
+ * that join late, fans events out to its subscribers, and brokers tool confirmations.
+ *
+ * Every stamped event is delivered synchronously to all subscribers at once and appended to
+ * the replay buffer in the same step, so a subscriber added between two events receives the
+ * buffer and then the live events with no gap and no duplicate.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AgentApi, RunInput } from '../agent/types.js';
+import { type AgentEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
+import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
+import { DeltaCoalescer } from './delta-coalescer.js';
+import type { RunSubscriber } from './run-subscriber.js';
+
+export interface AgentRunOptions {
+  sessionId: string;
+  agent: AgentApi;
+  logger: Logger;
+  /** How long a tool confirmation waits for an answer before it counts as refused. */
+  confirmTimeoutMs: number;
+  /** Window of the delta coalescer; 0 sends every delta as it comes. */
+  coalesceWindowMs?: number;
+  runId?: string;
+  /** Called once, right after the terminal event went out. */
+  onEnd?: (run: AgentRun) => void;
+}
+
+interface PendingConfirmation {
+  settle: (answer: ConfirmAnswer) => void;
+}
+
+export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
+export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
+
+export class AgentRun {
+  readonly runId: string;
+  readonly sessionId: string;
+  /** Resolves with the terminal event once the run has ended. Never rejects. */
+  readonly done: Promise<ServerEvent>;
+
+  private readonly log: Logger;
+  private readonly replay: { event: ServerEvent; json: string }[] = [];
+  private readonly subscribers = new Set<RunSubscriber>();
+  private readonly pending = new Map<string, PendingConfirmation>();
+  private readonly controller = new AbortController();
+  private readonly coalescer: DeltaCoalescer;
+  private seq = 0;
+  private started = false;
+  private terminal: ServerEvent | undefined;
+  private resolveDone!: (event: ServerEvent) => void;
+
+  constructor(private readonly options: AgentRunOptions) {
+    this.runId = options.runId ?? randomUUID();
+    this.sessionId = options.sessionId;
+    this.log = options.logger.child({ session_id: this.sessionId, run_id: this.runId });
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+    const window = options.coalesceWindowMs ?? 30;
+    this.coalescer = new DeltaCoalescer((event) => this.publish(event), window);
+  }
+
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  get stopping(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** The events sent so far, in order. */
+  history(): readonly ServerEvent[] {
+    return this.replay.map((entry) => entry.event);
+  }
+
+  /**
+   * Sends the events so far to `subscriber`, then every later one. Subscribing to a finished
+   * run only replays it.
+   */
+  subscribe(subscriber: RunSubscriber): void {
+    for (const { event, json } of this.replay) {
+      if (!subscriber.deliver(event, json)) return;
+    }
+    if (!this.terminal) this.subscribers.add(subscriber);
+  }
+
+  unsubscribe(subscriber: RunSubscriber): void {
+    this.subscribers.delete(subscriber);
+  }
+
+  /** Starts consuming the agent's stream. Subscribers added before this miss nothing. */
+  start(input: RunInput): void {
+    if (this.started) throw new Error('run already started');
+    this.started = true;
+    void this.consume(input);
+  }
+
+  /** Asks the run to stop (cooperatively). False when it had already ended. */
+  stop(): boolean {
+    if (this.terminal) return false;
+    if (!this.controller.signal.aborted) {
+      this.log.info('stop requested');
+      this.controller.abort();
+    }
+    this.refuseAllPending(STOPPED_BEFORE_CONFIRM);
+    return true;
+  }
+
+  /** Answers a confirmation this run is waiting for. False when no such call id is pending. */
+  answer(callId: string, approved: boolean): boolean {
+    const pending = this.pending.get(callId);
+    if (!pending) return false;
+    pending.settle(approved ? { approved: true } : { approved: false, reason: 'the user declined' });
+    return true;
+  }
+
+  private readonly confirm = (request: ConfirmRequest): Promise<ConfirmAnswer> => {
+    if (this.terminal || this.controller.signal.aborted) {
+      return Promise.resolve({ approved: false, reason: STOPPED_BEFORE_CONFIRM });
+    }
+    const someoneCanAnswer = [...this.subscribers].some((s) => s.kind === 'socket');
+    if (!someoneCanAnswer) return Promise.resolve({ approved: false, reason: NOBODY_TO_CONFIRM });
+    this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });
+    return new Promise<ConfirmAnswer>((resolve) => {
+      const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
+      const timer = setTimeout(
+        () => settle({ approved: false, reason: `nobody answered within ${seconds} seconds` }),
+        this.options.confirmTimeoutMs,
+      );
+      timer.unref();
+      const settle = (answer: ConfirmAnswer) => {
+        if (this.pending.get(request.callId)?.settle !== settle) return;
+        clearTimeout(timer);
+        this.pending.delete(request.callId);
+        resolve(answer);
+      };
+      this.pending.set(request.callId, { settle });
+      this.coalescer.push({
+        type: 'tool_confirm_request',
+        call_id: request.callId,
+        tool: request.tool,
+        args: request.args,
+      });
+    });
+  };
+
+  private async consume(input: RunInput): Promise<void> {
+    try {
+      const stream = this.options.agent.runStream(this.sessionId, input, {
+        runId: this.runId,
+        signal: this.controller.signal,
+        confirm: this.confirm,
+      });
+      for await (const event of stream) {
+        if (this.terminal) {
+          // The agent contract makes the terminal event the last one; keep draining so the
+          // agent's own clean-up runs, but clients never see events after the end.
+          this.log.warn({ type: event.type }, 'event after the end of the run dropped');
+          continue;
+        }
+        this.coalescer.push(event);
+      }
+      if (!this.terminal) {
+        this.log.error('agent stream ended without a terminal event');
+        this.coalescer.push({
+          type: 'error',
+          message: 'The agent stopped without finishing.',
+          recoverable: false,
+        });
+      }
+    } catch (err) {
+      this.log.error({ err }, 'agent stream threw');
+      if (!this.terminal) {
+        this.coalescer.push({
+          type: 'error',
+          message: 'The agent failed unexpectedly; the server log has the details.',
+          recoverable: false,
+        });
+      }
+    }
+  }
+
+  private publish(event: AgentEvent): void {
+    if (this.terminal) return;
+    this.seq += 1;
+    const stamped: ServerEvent = { ...event, run_id: this.runId, seq: this.seq };
+    const json = JSON.stringify(stamped);
+    this.replay.push({ event: stamped, json });
+    for (const subscriber of this.subscribers) {
+      if (!subscriber.deliver(stamped, json)) this.subscribers.delete(subscriber);
+    }
+    if (isTerminalEvent(event)) this.finish(stamped);
+  }
+
+  private finish(terminal: ServerEvent): void {
+    this.terminal = terminal;
+    this.coalescer.dispose();
+    this.refuseAllPending(STOPPED_BEFORE_CONFIRM);
+    this.subscribers.clear();
+    try {
+      this.options.onEnd?.(this);
+    } finally {
+      this.resolveDone(terminal);
+    }
+  }
+
+  private refuseAllPending(reason: string): void {
+    for (const pending of [...this.pending.values()]) pending.settle({ approved: false, reason });
+  }
+}

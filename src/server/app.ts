@@ -1,0 +1,126 @@
+/**
+ * The HTTP and WebSocket server: `buildApp(services)` assembles Fastify with one plugin per
+ * route group. It does not listen; `navi serve` and the tests do. Closing the app stops the
+ * active runs (waiting briefly for them to save) and the file sweeper; the services are the
+ * caller's to close.
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyMultipart from '@fastify/multipart';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { MAX_CLIENT_FRAME_BYTES } from '../protocol/commands.js';
+import { registerAuth } from './auth.js';
+import type { ServerContext } from './context.js';
+import { toApiError } from './errors.js';
+import { FileSweeper } from './file-sweeper.js';
+import { agentRoutes } from './routes/agents.js';
+import { authRoutes } from './routes/auth.js';
+import { fileRoutes } from './routes/files.js';
+import { healthRoutes } from './routes/health.js';
+import { messageRoutes } from './routes/messages.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { RunRegistry } from './run-registry.js';
+import type { NaviServices } from './services.js';
+import { type Clock, SessionFiles } from './session-files.js';
+import { staticRoutes } from './static.js';
+import { sessionSocketRoutes } from './ws/session-socket.js';
+
+export interface BuildAppOptions {
+  /** Time source for file expiry (tests move it forward instead of sleeping). */
+  clock?: Clock;
+  /** Folder of the built web client; defaults to `web/dist` of this checkout. */
+  webDir?: string;
+  /** Largest client WebSocket frame handled; larger ones get a recoverable error. */
+  maxClientFrameBytes?: number;
+  /** Outgoing bytes a WebSocket client may fall behind before it is disconnected. */
+  maxSocketBufferedBytes?: number;
+  /** Window of the delta coalescer (ms); 0 turns coalescing off. */
+  coalesceWindowMs?: number;
+  /** How often expired session files are swept (ms). */
+  sweepIntervalMs?: number;
+  /** Largest JSON body (bytes); messages with images are the big ones. */
+  bodyLimitBytes?: number;
+  /** How long closing waits for stopped runs to save (ms). */
+  shutdownGraceMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The server's own state: active runs and session files (the sweeper for tests). */
+    navi: ServerContext & { sweeper: FileSweeper };
+  }
+}
+
+const defaultWebDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+
+export function buildApp(services: NaviServices, options: BuildAppOptions = {}): FastifyInstance {
+  const clock = options.clock ?? (() => new Date());
+  const settings = services.settings;
+  const maxClientFrameBytes = options.maxClientFrameBytes ?? MAX_CLIENT_FRAME_BYTES;
+
+  const app = Fastify({
+    loggerInstance: services.logger as FastifyBaseLogger,
+    bodyLimit: options.bodyLimitBytes ?? 40 * 1024 * 1024,
+    // Client mistakes must be refused, not silently coerced ("true" is not a boolean).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+
+  const files = new SessionFiles({
+    root: settings.SESSION_FILES_DIR,
+    files: services.files,
+    ttlHours: settings.SESSION_FILES_TTL_HOURS,
+    maxBytes: settings.SESSION_FILES_MAX_SIZE_MB * 1024 * 1024,
+    clock,
+    logger: services.logger,
+  });
+  const runs = new RunRegistry({
+    agent: services.agent,
+    logger: services.logger,
+    confirmTimeoutMs: settings.TOOL_CONFIRM_TIMEOUT_MS,
+    coalesceWindowMs: options.coalesceWindowMs,
+  });
+  const sweeper = new FileSweeper(files, options.sweepIntervalMs ?? 10 * 60_000, services.logger);
+  const context: ServerContext = { services, runs, files, clock };
+  app.decorate('navi', { ...context, sweeper });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { apiError, internal } = toApiError(error);
+    if (internal) request.log.error({ err: error, url: request.url }, 'request failed');
+    else request.log.debug({ code: apiError.code, url: request.url }, 'request refused');
+    return reply.code(apiError.status).send(apiError.toBody());
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send({ error: 'Not found', code: 'NOT_FOUND' }),
+  );
+
+  // The ws library closes a socket on an oversized frame, so it gets twice our limit: frames in
+  // between reach our own check and get a recoverable error; only absurd ones close (1009).
+  app.register(fastifyWebsocket, { options: { maxPayload: maxClientFrameBytes * 2 } });
+  app.register(fastifyMultipart, { limits: { fileSize: files.maxBytes, files: 1, fields: 20, parts: 40 } });
+  registerAuth(app, settings);
+
+  app.register(healthRoutes);
+  app.register(authRoutes, context);
+  app.register(agentRoutes, context);
+  app.register(sessionRoutes, context);
+  app.register(fileRoutes, context);
+  app.register(messageRoutes, context);
+  app.register(sessionSocketRoutes, {
+    ...context,
+    maxClientFrameBytes,
+    maxBufferedBytes: options.maxSocketBufferedBytes,
+  });
+  app.register(staticRoutes, { webDir: options.webDir ?? defaultWebDir });
+
+  app.addHook('onReady', async () => sweeper.start());
+  // preClose runs before @fastify/websocket closes the sockets, so clients still receive the
+  // stream_stopped of their run.
+  app.addHook('preClose', async () => {
+    await runs.close(options.shutdownGraceMs ?? 3000);
+  });
+  app.addHook('onClose', async () => sweeper.stop());
+  return app;
+}

@@ -1,0 +1,106 @@
+/**
+ * Running the agent over REST: send a message and wait for the whole run, stop a run, answer
+ * a tool confirmation. WebSocket clients watching the session see a REST-started run live.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ServerEvent } from '../../protocol/events.js';
+import type { MessageReply } from '../../protocol/rest.js';
+import type { ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { type ClientMessage, userMessageInput } from '../run-input.js';
+import { requireSession } from '../session-lookup.js';
+
+const idParams = {
+  type: 'object',
+  properties: { id: { type: 'string', maxLength: 100 } },
+  required: ['id'],
+} as const;
+
+const messageBody = {
+  type: 'object',
+  properties: {
+    content: { type: 'string', maxLength: 1_000_000 },
+    images: { type: 'array', maxItems: 16, items: { type: 'string', minLength: 1 } },
+    files: {
+      type: 'array',
+      maxItems: 32,
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 255 },
+          path: { type: 'string', minLength: 1, maxLength: 4096 },
+        },
+        required: ['name', 'path'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['content'],
+  additionalProperties: false,
+} as const;
+
+/** The reply of a finished run, built from its events. */
+export function replyFromEvents(events: readonly ServerEvent[]): MessageReply {
+  const reply: MessageReply = { content: '', stopped: false, tool_calls: [] };
+  for (const event of events) {
+    if (event.type === 'tool_call' && !event.is_subagent) {
+      const { call_id, tool, args, result, success } = event;
+      reply.tool_calls.push({ call_id, tool, args, result, success });
+    } else if (event.type === 'stream_end') reply.content = event.content;
+    else if (event.type === 'stream_stopped') {
+      reply.content = event.content;
+      reply.stopped = true;
+    }
+  }
+  return reply;
+}
+
+export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
+  app.post<{ Params: { id: string }; Body: ClientMessage }>(
+    '/sessions/:id/messages',
+    { schema: { params: idParams, body: messageBody } },
+    async (request): Promise<MessageReply> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      const input = await userMessageInput(session.id, request.body, files);
+      const run = runs.start(session.id, input);
+      const terminal = await run.done;
+      if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);
+      return replyFromEvents(run.history());
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/sessions/:id/stop',
+    { schema: { params: idParams } },
+    async (request) => {
+      const session = await requireSession(services.sessions, request.params.id);
+      return { stopped: runs.stop(session.id) };
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { call_id: string; approved: boolean } }>(
+    '/sessions/:id/confirm',
+    {
+      schema: {
+        params: idParams,
+        body: {
+          type: 'object',
+          properties: {
+            call_id: { type: 'string', minLength: 1, maxLength: 200 },
+            approved: { type: 'boolean' },
+          },
+          required: ['call_id', 'approved'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request) => {
+      const session = await requireSession(services.sessions, request.params.id);
+      if (!runs.answer(session.id, request.body.call_id, request.body.approved)) {
+        throw new ApiError('CONFIRMATION_NOT_FOUND');
+      }
+      return { ok: true };
+    },
+  );
+};

@@ -1,0 +1,128 @@
+/** /sessions: create, list, read, rename, pin and delete sessions (DESIGN §5). */
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync } from 'fastify';
+import type { SessionDetail, SessionSummary } from '../../protocol/rest.js';
+import type { SessionPatch } from '../../store/types.js';
+import type { ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { requireSession } from '../session-lookup.js';
+
+const idParams = {
+  type: 'object',
+  properties: { id: { type: 'string', maxLength: 100 } },
+  required: ['id'],
+} as const;
+
+const MAX_TITLE = 200;
+
+function normaliseTitle(title: string): string {
+  const trimmed = title.trim();
+  if (trimmed.length < 1 || trimmed.length > MAX_TITLE) throw new ApiError('INVALID_TITLE');
+  return trimmed;
+}
+
+export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
+  app.post<{ Body: { profile_id?: string } | undefined }>(
+    '/sessions',
+    {
+      schema: {
+        body: {
+          type: ['object', 'null'],
+          properties: { profile_id: { type: 'string', minLength: 1, maxLength: 64 } },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request, reply) => {
+      const profileId = request.body?.profile_id ?? services.profiles.getDefault().id;
+      if (!services.profiles.has(profileId)) throw new ApiError('UNKNOWN_PROFILE', profileId);
+      const session = await services.sessions.create({ id: randomUUID(), profile_id: profileId });
+      reply.code(201);
+      return { session_id: session.id, profile_id: session.profile_id, created_at: session.created_at };
+    },
+  );
+
+  app.get('/sessions', async (): Promise<SessionSummary[]> => services.sessions.list());
+
+  app.get<{ Params: { id: string } }>(
+    '/sessions/:id',
+    { schema: { params: idParams } },
+    async (request): Promise<SessionDetail> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      const messages = await services.sessions.getMessages(session.id);
+      return { ...session, messages };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/sessions/:id/context',
+    { schema: { params: idParams } },
+    async (request) => {
+      const session = await requireSession(services.sessions, request.params.id);
+      return { messages: await services.sessions.getContext(session.id) };
+    },
+  );
+
+  app.patch<{ Params: { id: string }; Body: { title?: string; pinned?: boolean } }>(
+    '/sessions/:id',
+    {
+      schema: {
+        params: idParams,
+        body: {
+          type: 'object',
+          properties: { title: { type: 'string', maxLength: 10_000 }, pinned: { type: 'boolean' } },
+          additionalProperties: false,
+          minProperties: 1,
+        },
+      },
+    },
+    async (request): Promise<SessionSummary> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      const patch: SessionPatch = {};
+      if (request.body.title !== undefined) patch.title = normaliseTitle(request.body.title);
+      if (request.body.pinned !== undefined) patch.pinned = request.body.pinned;
+      const updated = await services.sessions.update(session.id, patch);
+      if (!updated) throw new ApiError('SESSION_NOT_FOUND');
+      return updated;
+    },
+  );
+
+  app.patch<{ Params: { id: string }; Body: { pinned: boolean } }>(
+    '/sessions/:id/pin',
+    {
+      schema: {
+        params: idParams,
+        body: {
+          type: 'object',
+          properties: { pinned: { type: 'boolean' } },
+          required: ['pinned'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request): Promise<SessionSummary> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      const updated = await services.sessions.update(session.id, { pinned: request.body.pinned });
+      if (!updated) throw new ApiError('SESSION_NOT_FOUND');
+      return updated;
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/sessions/:id',
+    { schema: { params: idParams } },
+    async (request, reply) => {
+      const session = await requireSession(services.sessions, request.params.id);
+      // A running agent would keep writing into the session being deleted: stop it and let it
+      // save what it has before the rows go.
+      const run = runs.get(session.id);
+      if (run) {
+        run.stop();
+        await Promise.race([run.done, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+      }
+      await services.sessions.delete(session.id);
+      await files.removeSession(session.id);
+      reply.code(204);
+    },
+  );
+};

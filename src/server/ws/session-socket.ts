@@ -1,0 +1,112 @@
+/**
+ * `GET /ws/sessions/:id` (DESIGN §6). Access is checked in `preValidation`, before the handler
+ * runs and before anything is subscribed. Because the protocol reports refusals as WebSocket
+ * close codes (4401 token, 4403 origin or non-local client, 4004 unknown session), which need
+ * an open socket, a refused upgrade is completed and then closed at once with its code: no
+ * event is sent, no subscription made, no frame read.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import { accessProblem, originAllowed } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { formSubmitInput, userMessageInput } from '../run-input.js';
+import { isUuid } from '../session-lookup.js';
+import { parseClientFrame } from './client-frame.js';
+import { SocketSubscriber } from './socket-subscriber.js';
+
+export const CLOSE_UNKNOWN_SESSION = 4004;
+export const CLOSE_UNAUTHORIZED = 4401;
+export const CLOSE_FORBIDDEN = 4403;
+
+export interface SessionSocketOptions extends ServerContext {
+  maxClientFrameBytes: number;
+  maxBufferedBytes?: number;
+}
+
+interface Refusal {
+  code: number;
+  reason: string;
+}
+
+export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = async (app, options) => {
+  const { services, runs, files, maxClientFrameBytes } = options;
+  const refusals = new WeakMap<FastifyRequest, Refusal>();
+
+  async function check(request: FastifyRequest<{ Params: { id: string } }>): Promise<Refusal | undefined> {
+    const problem = accessProblem(request, services.settings, false);
+    if (problem === 'UNAUTHORIZED') return { code: CLOSE_UNAUTHORIZED, reason: 'token required' };
+    if (problem) return { code: CLOSE_FORBIDDEN, reason: 'local clients only' };
+    if (!originAllowed(request, services.settings))
+      return { code: CLOSE_FORBIDDEN, reason: 'origin not allowed' };
+    // Checked after access, so that the existence of a session is not revealed to strangers.
+    const id = request.params.id;
+    if (!isUuid(id) || !(await services.sessions.get(id)))
+      return { code: CLOSE_UNKNOWN_SESSION, reason: 'unknown session' };
+    return undefined;
+  }
+
+  app.get<{ Params: { id: string } }>(
+    '/ws/sessions/:id',
+    {
+      websocket: true,
+      config: { selfChecked: true },
+      preValidation: async (request) => {
+        const refusal = await check(request);
+        if (refusal) refusals.set(request, refusal);
+      },
+    },
+    (socket: WebSocket, request: FastifyRequest<{ Params: { id: string } }>) => {
+      const refusal = refusals.get(request);
+      if (refusal) {
+        socket.close(refusal.code, refusal.reason);
+        return;
+      }
+      const sessionId = request.params.id;
+      const log = services.logger.child({ session_id: sessionId });
+      const subscriber = new SocketSubscriber(socket, log, options.maxBufferedBytes);
+      const unwatch = runs.watch(sessionId, subscriber);
+      socket.on('close', unwatch);
+
+      const handle = async (data: RawData): Promise<void> => {
+        const frame = parseClientFrame(data, maxClientFrameBytes);
+        if (!frame.ok) return subscriber.sendError(frame.message);
+        const command = frame.command;
+        if (command.type === 'tool_confirm') {
+          if (!runs.answer(sessionId, command.call_id, command.approved)) {
+            subscriber.sendError('No tool call of this session is waiting for that confirmation.');
+          }
+          return;
+        }
+        if (runs.get(sessionId)) {
+          return subscriber.sendError(
+            'The agent is still answering; wait for it to finish or stop it first.',
+          );
+        }
+        if (!(await services.sessions.get(sessionId))) {
+          subscriber.sendError('This session no longer exists.');
+          socket.close(CLOSE_UNKNOWN_SESSION, 'unknown session');
+          return;
+        }
+        const input =
+          command.type === 'message'
+            ? await userMessageInput(sessionId, command, files)
+            : formSubmitInput(command.form_id, command.values);
+        // The socket is already watching the session, so it receives the run from its first event.
+        runs.start(sessionId, input);
+      };
+
+      socket.on('message', (data: RawData) => {
+        handle(data).catch((err: unknown) => {
+          if (err instanceof ApiError && err.status < 500) return subscriber.sendError(err.message);
+          log.error({ err }, 'websocket message failed');
+          subscriber.sendError(
+            err instanceof ApiError
+              ? err.message
+              : 'The server could not handle that message; it has been logged.',
+          );
+        });
+      });
+    },
+  );
+};
