@@ -11,6 +11,7 @@ import { type SettingName, testSettings } from '../../src/config/settings.js';
 import { buildApp } from '../../src/server/app.js';
 import { createServices } from '../../src/server/create-services.js';
 import type { NaviServices } from '../../src/server/services.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -30,6 +31,8 @@ export interface StartOptions {
   /** Reuse a folder (and so the database) of an earlier instance. */
   dir?: string;
   port?: number;
+  /** Extra built-in tools for the test. */
+  extraTools?: ToolDefinition[];
 }
 
 export function tempDir(prefix = 'navi-test-'): string {
@@ -51,7 +54,10 @@ export async function startNavi(options: StartOptions = {}): Promise<NaviHandle>
     LOG_LEVEL: 'ERROR',
     ...options.settings,
   });
-  const services = await createServices(settings, { logger: silentLogger() });
+  const services = await createServices(settings, {
+    logger: silentLogger(),
+    ...(options.extraTools ? { extraTools: options.extraTools } : {}),
+  });
   const app = await buildApp(services);
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();

@@ -61,13 +61,12 @@ export class EventClient {
     });
   }
 
-  /** Waits for the run's terminal event and returns the events of that run. */
-  async waitForRunEnd(timeoutMs = 20_000): Promise<ServerEvent[]> {
-    const from = this.events.length;
+  /** Waits for the first terminal event at or after index `from`; returns that run's events. */
+  async waitForRunEnd(from = 0, timeoutMs = 20_000): Promise<ServerEvent[]> {
     const last = await this.waitFor(
       (e) => e.type === 'stream_end' || e.type === 'stream_stopped' || (e.type === 'error' && !e.recoverable),
       timeoutMs,
-      Math.max(0, from - 200),
+      from,
     );
     return this.events.filter((e) => e.run_id === last.run_id);
   }

@@ -1,0 +1,116 @@
+/**
+ * The composition root: builds every service Navi runs on from the settings, once, at start-up.
+ * Nothing here reaches for globals; tests call it with temporary folders and a fake LLM server.
+ */
+import type { Logger } from 'pino';
+import { Agent } from '../agent/agent.js';
+import { compressContext } from '../agent/compression.js';
+import { loadPersona } from '../agent/persona.js';
+import { silentLogger } from '../config/logger.js';
+import { type Profile, ProfileRegistry } from '../config/profiles.js';
+import type { Settings } from '../config/settings.js';
+import type { FetchLike } from '../llm/http.js';
+import { createBackendRegistry } from '../llm/registry.js';
+import type { LlmBackend } from '../llm/types.js';
+import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
+import { SqliteMemoryStore } from '../memory/memory-store.js';
+import { HybridMemorySearch } from '../memory/search.js';
+import { createSqliteStores } from '../store/sqlite/index.js';
+import { createAgentTools } from '../tools/builtin/agent-tools.js';
+import { createMemoryTool } from '../tools/builtin/memory.js';
+import { ToolExecutor } from '../tools/executor.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { ToolDefinition } from '../tools/types.js';
+import type { NaviServices } from './services.js';
+
+export interface ServiceOverrides {
+  logger?: Logger;
+  /** Replaces global fetch for the LLM backends (tests). */
+  fetch?: FetchLike;
+  /** Extra built-in tools (tests register tools that produce UI components, need approval…). */
+  extraTools?: ToolDefinition[];
+}
+
+export async function createServices(
+  settings: Settings,
+  overrides: ServiceOverrides = {},
+): Promise<NaviServices> {
+  const logger = overrides.logger ?? silentLogger();
+  const stores = createSqliteStores(settings.DB_PATH);
+  const profiles = ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE);
+  for (const e of profiles.errors) logger.warn({ file: e.file }, `profile skipped: ${e.error}`);
+
+  const backends = createBackendRegistry(settings, {
+    logger,
+    ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
+  });
+  const backendFor = (profile: Profile): LlmBackend =>
+    backends.get(profile.llm_backend ?? settings.DEFAULT_LLM_BACKEND);
+  const defaultBackend = (): LlmBackend => backendFor(profiles.getDefault());
+
+  const memory = new SqliteMemoryStore(stores.db);
+  const memorySearch = new HybridMemorySearch({
+    store: memory,
+    backend: () => {
+      try {
+        const b = defaultBackend();
+        return b.embed ? b : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    logger,
+  });
+  const extractor = new MemoryExtractor({
+    memory,
+    sessions: stores.sessions,
+    backend: defaultBackend,
+    idleMinutes: settings.MEMORY_EXTRACTION_IDLE_MINUTES,
+    logger,
+  });
+
+  const registry = new ToolRegistry();
+  const executor = new ToolExecutor({ registry, settings, logger });
+  const builtins: ToolDefinition[] = [
+    createMemoryTool({ store: memory, search: memorySearch }),
+    ...createAgentTools({
+      profiles,
+      maxSubagentDepth: settings.SUBAGENT_MAX_DEPTH,
+      sessions: stores.sessions,
+      kv: stores.kv,
+      backendFor,
+    }),
+    ...(overrides.extraTools ?? []),
+  ];
+  for (const tool of builtins) registry.register({ tool, source: 'builtin' });
+
+  const agent = new Agent({
+    settings,
+    logger,
+    sessions: stores.sessions,
+    kv: stores.kv,
+    profiles,
+    executor,
+    backendFor,
+    persona: loadPersona(settings),
+    memoryBlock: () => memoryBlock(memory),
+    compressor: compressContext,
+  });
+
+  return {
+    settings,
+    logger,
+    sessions: stores.sessions,
+    kv: stores.kv,
+    files: stores.files,
+    profiles,
+    tools: registry,
+    executor,
+    agent,
+    backendFor: (profileId) => backendFor(profiles.get(profileId) ?? profiles.getDefault()),
+    reloadTools: async () => ({ loaded: [], errors: [] }),
+    close: async () => {
+      stores.close();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Issue 2: `kill -9` of a real `navi serve` process in the middle of an answer loses nothing
+ * already said — after a restart the partial answer is there, marked interrupted, the database
+ * is intact and the session goes on.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { repoRoot, tempDir } from '../support/navi.js';
+import { plainProfile, profilesDir } from '../support/profiles.js';
+import { EventClient } from '../support/ws-client.js';
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('navi did not become healthy within 60 s');
+}
+
+describe('a process killed during a run', () => {
+  let fake: FakeLlm;
+  const dir = tempDir();
+  let port = 0;
+  let env: NodeJS.ProcessEnv;
+  const children: ChildProcess[] = [];
+
+  const start = async (): Promise<ChildProcess> => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(child);
+    await waitForHealth(`http://127.0.0.1:${port}`, child);
+    return child;
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    port = Number(new URL(await closedPortUrl()).port);
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NAVI_PORT: String(port),
+      DB_PATH: join(dir, 'navi.db'),
+      SESSION_FILES_DIR: join(dir, 'files'),
+      TOOLS_DIR: join(dir, 'tools'),
+      OLLAMA_HOST: fake.ollamaUrl,
+      PROFILES_DIR: profilesDir([plainProfile]),
+      DEFAULT_PROFILE: 'plain',
+      LOG_LEVEL: 'ERROR',
+      LOG_FORMAT: 'json',
+    };
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await fake?.close();
+  });
+
+  it('keeps the partial answer, marked interrupted, and the database opens cleanly', async () => {
+    const url = `http://127.0.0.1:${port}`;
+    let child = await start();
+    const created = (await (
+      await fetch(`${url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).json()) as {
+      session_id: string;
+    };
+    const id = created.session_id;
+    const full = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
+    fake.enqueue({ text: full, chunkSize: 6, delayMs: 25 });
+    const client = await EventClient.connect(`ws://127.0.0.1:${port}/ws/sessions/${id}`);
+    client.send({ type: 'message', content: 'tell me a long story' });
+    await client.waitFor((e) => e.type === 'stream_delta');
+    // Let the answer grow past one persistence interval (about a second) before the kill.
+    await new Promise((r) => setTimeout(r, 1800));
+    const streamed = client.events.flatMap((e) => (e.type === 'stream_delta' ? [e.delta] : [])).join('');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    await client.close();
+    expect(streamed.length).toBeLessThan(full.length);
+
+    child = await start();
+    const session = (await (await fetch(`${url}/sessions/${id}`)).json()) as {
+      messages: { role: string; content: string; metadata?: Record<string, unknown> }[];
+    };
+    const answer = session.messages.at(-1);
+    expect(answer?.role).toBe('assistant');
+    expect(answer?.metadata?.interrupted).toBe(true);
+    expect(answer?.content.length).toBeGreaterThan(0);
+    expect(full.startsWith(answer?.content ?? 'x')).toBe(true);
+    // Saved at most about a second behind what clients saw.
+    expect(answer?.content.length).toBeGreaterThan(streamed.length / 3);
+
+    const db = new Database(join(dir, 'navi.db'), { readonly: true });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+
+    fake.enqueue({ text: 'Continuing where we were.' });
+    const again = await EventClient.connect(`ws://127.0.0.1:${port}/ws/sessions/${id}`);
+    again.send({ type: 'message', content: 'go on' });
+    const events = await again.waitForRunEnd();
+    expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'Continuing where we were.' });
+    const lastRequest = fake.requests.filter((r) => r.kind === 'chat').at(-1);
+    expect(JSON.stringify(lastRequest?.body.messages)).toContain('The quick brown fox');
+    await again.close();
+    child.kill('SIGTERM');
+  }, 120_000);
+});
