@@ -124,6 +124,10 @@ export class LlmError extends Error {
     if (failure.status !== undefined) this.status = failure.status;
   }
   toFailure(): LlmFailure {
-    return { code: this.code, message: this.message, ...(this.status !== undefined ? { status: this.status } : {}) };
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.status !== undefined ? { status: this.status } : {}),
+    };
   }
 }

@@ -23,7 +23,7 @@ declare module 'fastify' {
   }
 }
 
-type AccessSettings = Pick<Settings, 'NAVI_API_TOKEN' | 'NAVI_ALLOWED_ORIGINS'>;
+type AccessSettings = Pick<Settings, 'NAVI_API_TOKEN' | 'NAVI_ALLOWED_ORIGINS' | 'NAVI_HOST'>;
 
 /** 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopback(address: string | undefined): boolean {
@@ -79,9 +79,39 @@ export function accessProblem(
   isPublic: boolean,
 ): ErrorCode | undefined {
   const token = settings.NAVI_API_TOKEN;
-  if (token === '') return isLoopback(request.socket.remoteAddress) ? undefined : 'REMOTE_FORBIDDEN';
+  if (token === '') {
+    if (!isLoopback(request.socket.remoteAddress)) return 'REMOTE_FORBIDDEN';
+    return hostAllowed(request.headers.host, settings) ? undefined : 'FOREIGN_HOST';
+  }
   if (isPublic) return undefined;
   return hasValidToken(request, token) ? undefined : 'UNAUTHORIZED';
+}
+
+/**
+ * Without a token, a web page on another site could reach a loopback server by pointing its own
+ * host name at 127.0.0.1 (DNS rebinding): the browser then treats it as same-origin. Its requests
+ * still name the foreign host in `Host`, so only loopback names, NAVI_HOST and the hosts of
+ * NAVI_ALLOWED_ORIGINS are accepted there.
+ */
+export function hostAllowed(host: string | undefined, settings: AccessSettings): boolean {
+  if (host === undefined) return true; // HTTP/1.0-style clients; not a browser
+  let name: string;
+  try {
+    name = new URL(`http://${host}`).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || isLoopback(name))
+    return true;
+  if (name === settings.NAVI_HOST.toLowerCase() || `[${settings.NAVI_HOST.toLowerCase()}]` === name)
+    return true;
+  return settings.NAVI_ALLOWED_ORIGINS.some((origin) => {
+    try {
+      return new URL(origin).hostname.toLowerCase() === name;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**

@@ -18,6 +18,11 @@ export const errorTable = {
     status: 403,
     message: 'Only local clients are served while NAVI_API_TOKEN is not set',
   },
+  FOREIGN_HOST: {
+    status: 403,
+    message:
+      'Without NAVI_API_TOKEN only requests addressed to localhost or NAVI_HOST are served; set NAVI_API_TOKEN to serve other host names',
+  },
   FOREIGN_ORIGIN: { status: 403, message: 'Requests from this browser origin are not allowed' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'There is no session with that id' },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLoopback } from '../../src/server/auth.js';
+import { EventClient } from '../support/ws-client.js';
 import { startScripted, type TestServer } from './harness.js';
 import { scriptedAgent } from './scripted-agent.js';
 
@@ -124,6 +125,24 @@ describe('without a token', () => {
       headers: { origin: 'http://localhost:80', host: 'localhost:80' },
     });
     expect(same.statusCode).toBe(201);
+  });
+
+  it('refuses requests addressed to a foreign host name (DNS rebinding), REST and WebSocket', async () => {
+    for (const host of ['evil.example', 'evil.example:8000', '127.0.0.1.nip.io']) {
+      const res = await server.app.inject({ method: 'GET', url: '/sessions', headers: { host } });
+      expect(res.statusCode, host).toBe(403);
+      expect(res.json()).toMatchObject({ code: 'FOREIGN_HOST' });
+      expect(res.json().error).toMatch(/NAVI_API_TOKEN/);
+    }
+    for (const host of ['localhost:8000', '127.0.0.1:8000', '[::1]:8000', 'navi.localhost']) {
+      const res = await server.app.inject({ method: 'GET', url: '/sessions', headers: { host } });
+      expect(res.statusCode, host).toBe(200);
+    }
+    const created = await server.app.inject({ method: 'POST', url: '/sessions', payload: {} });
+    const id = created.json().session_id as string;
+    const ws = await EventClient.connect(server.wsUrl(id), { headers: { host: 'evil.example' } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ws.closeCode).toBe(4403);
   });
 
   it('login says no token is needed', async () => {

@@ -36,6 +36,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
   async function check(request: FastifyRequest<{ Params: { id: string } }>): Promise<Refusal | undefined> {
     const problem = accessProblem(request, services.settings, false);
     if (problem === 'UNAUTHORIZED') return { code: CLOSE_UNAUTHORIZED, reason: 'token required' };
+    if (problem === 'FOREIGN_HOST') return { code: CLOSE_FORBIDDEN, reason: 'host not allowed' };
     if (problem) return { code: CLOSE_FORBIDDEN, reason: 'local clients only' };
     if (!originAllowed(request, services.settings))
       return { code: CLOSE_FORBIDDEN, reason: 'origin not allowed' };

@@ -1,0 +1,31 @@
+/** Tool-call arguments as servers send them: an object, a JSON string, or a broken JSON string. */
+
+export interface ParsedArguments {
+  arguments: Record<string, unknown>;
+  /** Set when the text was not a JSON object: the raw text is kept under `_raw`. */
+  problem?: string;
+}
+
+export function parseToolArguments(raw: unknown): ParsedArguments {
+  if (raw === undefined || raw === null || raw === '') return { arguments: {} };
+  if (typeof raw === 'object' && !Array.isArray(raw)) return { arguments: raw as Record<string, unknown> };
+  if (typeof raw !== 'string')
+    return { arguments: { _raw: JSON.stringify(raw) }, problem: 'arguments are not an object' };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      return { arguments: parsed as Record<string, unknown> };
+    }
+    return { arguments: { _raw: raw }, problem: 'arguments are JSON but not an object' };
+  } catch {
+    return { arguments: { _raw: raw }, problem: 'arguments are not valid JSON' };
+  }
+}
+
+let counter = 0;
+
+/** A tool-call id for servers that send none; unique within the process. */
+export function newToolCallId(): string {
+  counter = (counter + 1) % 1_000_000;
+  return `call_${Date.now().toString(36)}${counter.toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
