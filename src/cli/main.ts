@@ -35,7 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger(settings);
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');
-    return runDoctor(settings, logger, process.stdout);
+    return runDoctor(settings, logger.child({}, { level: 'warn' }), process.stdout);
   }
   return serve(settings, logger);
 }

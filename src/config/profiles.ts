@@ -54,7 +54,9 @@ export class ProfileRegistry {
     const errors: ProfileLoadError[] = [];
     let files: string[] = [];
     try {
-      files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+      files = readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort();
     } catch (err) {
       errors.push({ file: dir, error: `cannot read profiles folder: ${(err as Error).message}` });
     }
@@ -62,7 +64,11 @@ export class ProfileRegistry {
       try {
         const parsed = profileSchema.safeParse(JSON.parse(readFileSync(join(dir, file), 'utf8')));
         if (parsed.success) loaded.push(parsed.data);
-        else errors.push({ file, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+        else
+          errors.push({
+            file,
+            error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+          });
       } catch (err) {
         errors.push({ file, error: (err as Error).message });
       }

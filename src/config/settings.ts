@@ -23,7 +23,13 @@ const int = (min: number, max: number) =>
     .trim()
     .regex(/^-?\d+$/, { message: `accepts a whole number from ${min} to ${max}` })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `must be at least ${min}` })
+        .max(max, { message: `must be at most ${max}` }),
+    );
 
 const num = (min: number, max: number) =>
   z
@@ -31,7 +37,12 @@ const num = (min: number, max: number) =>
     .trim()
     .regex(/^-?\d+(\.\d+)?$/, { message: `accepts a number from ${min} to ${max}` })
     .transform(Number)
-    .pipe(z.number().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .min(min, { message: `must be at least ${min}` })
+        .max(max, { message: `must be at most ${max}` }),
+    );
 
 const httpUrl = z
   .string()
@@ -51,9 +62,12 @@ const httpUrl = z
 
 const text = z.string();
 const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
-const list = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0),
+);
 
 const logLevel = z
   .string()
@@ -155,7 +169,10 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     const value = raw === undefined || (raw.trim() === '' && fallback !== '') ? fallback : raw;
     const parsed = (schema as z.ZodType).safeParse(value);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(`${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    else
+      problems.push(
+        `${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      );
   }
   if (problems.length > 0) throw new SettingsError(problems);
   return Object.freeze(out) as Settings;

@@ -16,10 +16,20 @@ import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
 import { SqliteMemoryStore } from '../memory/memory-store.js';
 import { HybridMemorySearch } from '../memory/search.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
+import { McpManager } from '../mcp/manager.js';
+import { createMcpTools } from '../mcp/tools/index.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
+import { createCodeExecTool } from '../tools/builtin/code-exec.js';
+import { createFilesystemTool } from '../tools/builtin/filesystem.js';
+import { createImageViewTool } from '../tools/builtin/image-view.js';
+import { createCoreTools } from '../tools/builtin/index.js';
 import { createMemoryTool } from '../tools/builtin/memory.js';
+import { createTerminalTool } from '../tools/builtin/terminal.js';
+import { ContextProviders } from '../tools/context-providers.js';
 import { ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { probeBwrap } from '../tools/sandbox/bwrap.js';
+import { reloadUserTools } from '../tools/user-tools.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { NaviServices } from './services.js';
 
@@ -70,9 +80,25 @@ export async function createServices(
   });
 
   const registry = new ToolRegistry();
-  const executor = new ToolExecutor({ registry, settings, logger });
+  // Without a working bubblewrap, terminal and code_exec ask before every call (DESIGN §9).
+  const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await probeBwrap()).available;
+  const executor = new ToolExecutor({ registry, settings, logger, sandboxAvailable });
+  const networkAllowed = (profileId: string): boolean =>
+    profiles.get(profileId)?.network_access !== false;
+  const providers = new ContextProviders({
+    dir: settings.CONTEXT_PROVIDERS_DIR,
+    kv: stores.kv,
+    logger,
+  });
+  createCoreTools({ registry, kv: stores.kv, settings, providers, logger });
+  const mcp = new McpManager({ registry, settings, logger });
   const builtins: ToolDefinition[] = [
+    createFilesystemTool({ settings }),
+    createTerminalTool({ settings, networkAllowed }),
+    createCodeExecTool({ settings, networkAllowed }),
+    createImageViewTool({ settings }),
     createMemoryTool({ store: memory, search: memorySearch }),
+    ...createMcpTools(mcp),
     ...createAgentTools({
       profiles,
       maxSubagentDepth: settings.SUBAGENT_MAX_DEPTH,
@@ -83,6 +109,10 @@ export async function createServices(
     ...(overrides.extraTools ?? []),
   ];
   for (const tool of builtins) registry.register({ tool, source: 'builtin' });
+  const reloadTools = () => reloadUserTools({ registry, toolsDir: settings.TOOLS_DIR, providers, logger });
+  await reloadTools();
+  // MCP servers start in the background: /health never waits for them.
+  mcp.start();
 
   const agent = new Agent({
     settings,
@@ -95,6 +125,7 @@ export async function createServices(
     persona: loadPersona(settings),
     memoryBlock: () => memoryBlock(memory),
     compressor: compressContext,
+    contextSections: (ctx) => providers.sections(ctx),
   });
 
   return {
@@ -108,8 +139,18 @@ export async function createServices(
     executor,
     agent,
     backendFor: (profileId) => backendFor(profiles.get(profileId) ?? profiles.getDefault()),
-    reloadTools: async () => ({ loaded: [], errors: [] }),
+    memory: { store: memory, search: memorySearch, extractor },
+    onSessionCreated: () => {
+      // Extraction runs in the background: creating a session never waits for the LLM.
+      extractor
+        .processStaleSessions()
+        .catch((err: unknown) => logger.warn({ err }, 'memory extraction failed'));
+    },
+    mcp,
+    reloadTools,
     close: async () => {
+      await mcp.close();
+      await providers.close();
       stores.close();
     },
   };

@@ -8,6 +8,10 @@ import type { AgentApi } from '../agent/types.js';
 import type { ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { LlmBackend } from '../llm/types.js';
+import type { MemoryExtractor } from '../memory/extraction.js';
+import type { McpManager } from '../mcp/manager.js';
+import type { HybridMemorySearch } from '../memory/search.js';
+import type { MemoryStore } from '../memory/types.js';
 import type { FileStore, KvStore, SessionStore } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -26,6 +30,12 @@ export interface NaviServices {
   backendFor(profileId: string): LlmBackend;
   /** Reloads user tools and context providers; resolves to a report for the client. */
   reloadTools(): Promise<{ loaded: string[]; errors: { origin: string; error: string }[] }>;
+  /** Long-term memory, when enabled (the REST routes under /memory need it). */
+  memory?: { store: MemoryStore; search: HybridMemorySearch; extractor: MemoryExtractor };
+  /** The MCP servers (status for doctor and /agents/mcp, reload). */
+  mcp?: McpManager;
+  /** Called after a session is created: starts fact extraction from stale sessions in the background. */
+  onSessionCreated?(sessionId: string): void;
   /** Stops background work and closes stores, MCP servers and child processes. */
   close(): Promise<void>;
 }

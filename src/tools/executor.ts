@@ -1,14 +1,22 @@
 /**
- * The one path every tool call takes (DESIGN §9). This first version looks the tool up, runs
- * it under the time limit and never lets a throw escape; validation, policy, confirmation and
- * middleware are layered on in the tool-system work without changing this signature.
+ * The one path every tool call takes, built-in, user or MCP (DESIGN §9):
+ * validation → policy → hook action → middleware `before` → the tool under a time limit →
+ * normalised, truncated result → middleware `after`.
+ *
+ * Every step that refuses a call says why in the result the LLM reads. Nothing a tool does —
+ * throwing, hanging, returning garbage or a giant string — escapes as an exception.
  */
 import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { ToolSpec } from '../llm/types.js';
-import type { ToolRegistry } from './registry.js';
-import type { ToolContext, ToolResult } from './types.js';
+import { type HookDecision, resolveHookAction } from './hooks.js';
+import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
+import { checkPolicy } from './policy.js';
+import type { RegisteredTool, ToolRegistry } from './registry.js';
+import { normaliseResult, truncate } from './result.js';
+import type { ToolContext, ToolParams, ToolResult } from './types.js';
+import { ArgumentValidator, invalidArgumentsMessage } from './validation.js';
 
 export interface ToolCall {
   id: string;
@@ -20,37 +28,246 @@ export interface ToolExecutorDeps {
   registry: ToolRegistry;
   settings: Pick<Settings, 'TOOL_TIMEOUT_MS' | 'TOOL_MAX_OUTPUT_CHARS'>;
   logger: Logger;
+  /**
+   * Whether bubblewrap can contain terminal and code_exec; without it they ask for approval
+   * by default. Defaults to false, the cautious answer.
+   */
+  sandboxAvailable?: boolean;
+  /** Runs after the built-in logging middleware, in order. */
+  middleware?: ToolMiddleware[];
 }
 
-export class ToolExecutor {
-  constructor(private readonly deps: ToolExecutorDeps) {}
+/** Refusals carry this in `metadata.refused`, so callers can tell them from tool failures. */
+export type RefusalStage = 'unknown' | 'validation' | 'policy' | 'confirmation' | 'stopped';
 
-  /** The tools offered to the LLM under `profile`. */
-  specsFor(_profile: Profile): ToolSpec[] {
-    return this.deps.registry.list().map(({ tool }) => ({
-      name: tool.name,
-      description: tool.description,
-      parameters: tool.parameters,
-    }));
+const STACK_LINES = 8;
+
+export class ToolExecutor {
+  private readonly validator = new ArgumentValidator();
+  private readonly middleware: ToolMiddleware[];
+
+  constructor(private readonly deps: ToolExecutorDeps) {
+    this.middleware = [createLoggingMiddleware(deps.logger), ...(deps.middleware ?? [])];
+  }
+
+  /** The tools offered to the LLM under `profile`: only those its policy allows. */
+  specsFor(profile: Profile): ToolSpec[] {
+    const specs: ToolSpec[] = [];
+    for (const entry of this.deps.registry.list()) {
+      if (!checkPolicy(profile, entry).allowed) continue;
+      const { tool } = entry;
+      specs.push({
+        name: tool.name,
+        description: this.describe(entry, profile),
+        parameters: tool.parameters,
+      });
+    }
+    return specs;
+  }
+
+  /** The hook action a call of `name` gets under `profile` (for docs, `list_tools`, tests). */
+  hookActionFor(name: string, profile: Profile): HookDecision | undefined {
+    const entry = this.deps.registry.get(name);
+    return entry
+      ? resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false })
+      : undefined;
   }
 
   /** Runs one call. Never throws: every failure is a `success: false` result. */
-  async execute(call: ToolCall, ctx: ToolContext, _profile: Profile): Promise<ToolResult> {
+  async execute(call: ToolCall, ctx: ToolContext, profile: Profile): Promise<ToolResult> {
     const entry = this.deps.registry.get(call.name);
-    if (!entry) return { success: false, output: `Unknown tool "${call.name}".`, error: 'unknown tool' };
-    const timeout = AbortSignal.timeout(this.deps.settings.TOOL_TIMEOUT_MS);
-    const signal = AbortSignal.any([ctx.signal, timeout]);
+    if (!entry) return this.unknownTool(call.name, profile);
+    const { tool } = entry;
+
+    const checked = this.validator.validate(
+      tool.parameters,
+      withoutApproval(call.arguments, tool.parameters),
+    );
+    if (!checked.ok)
+      return refuse('validation', invalidArgumentsMessage(tool.name, checked.problems, tool.parameters));
+
+    const policy = checkPolicy(profile, entry);
+    if (!policy.allowed) return refuse('policy', policy.reason);
+
+    const hook = resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false });
+    if (hook.action === 'log') {
+      this.deps.logger.info(
+        { tool: tool.name, call_id: call.id, session_id: ctx.sessionId, args: checked.params },
+        'tool call audit',
+      );
+    } else if (hook.action === 'confirm') {
+      const refusal = await this.confirm(call, tool.name, checked.params, ctx, hook);
+      if (refusal) return refusal;
+    }
+    if (ctx.signal.aborted) return refuse('stopped', `The run was stopped before "${tool.name}" ran.`);
+
+    const info: ToolCallInfo = {
+      callId: call.id,
+      tool: tool.name,
+      source: entry.source,
+      params: checked.params,
+      ctx,
+    };
+    await this.runMiddleware('before', info);
+    const started = performance.now();
+    const result = await this.runTool(entry, checked.params, ctx);
+    const durationMs = performance.now() - started;
+    const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
+    const final: ToolResult = { ...result, output: truncate(result.output, max) };
+    if (final.error !== undefined) final.error = truncate(final.error, max);
+    await this.runMiddleware('after', info, final, durationMs);
+    return final;
+  }
+
+  private describe(entry: RegisteredTool, profile: Profile): string {
+    if (!entry.tool.describeFor) return entry.tool.description;
     try {
-      const result = await entry.tool.execute(call.arguments, { ...ctx, signal });
-      const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
-      const output = typeof result.output === 'string' ? result.output : String(result.output);
-      if (output.length > max) {
-        return { ...result, output: `${output.slice(0, max)}\n[output truncated: ${output.length - max} characters cut]` };
-      }
-      return { ...result, output };
+      return entry.tool.describeFor(profile);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return { success: false, output: `Tool "${call.name}" failed: ${message}`, error: message };
+      this.deps.logger.warn(
+        { err, tool: entry.tool.name },
+        'describeFor failed; using the plain description',
+      );
+      return entry.tool.description;
     }
   }
+
+  private unknownTool(name: string, profile: Profile): ToolResult {
+    const offered = this.specsFor(profile).map((s) => s.name);
+    const list = offered.length > 0 ? ` Available tools: ${offered.slice(0, 60).join(', ')}.` : '';
+    return refuse('unknown', `Unknown tool "${name}".${list}`);
+  }
+
+  /** Resolves to a refusal, or undefined when the user approved. */
+  private async confirm(
+    call: ToolCall,
+    tool: string,
+    params: ToolParams,
+    ctx: ToolContext,
+    hook: HookDecision,
+  ): Promise<ToolResult | undefined> {
+    if (ctx.signal.aborted)
+      return refuse('stopped', `The run was stopped before "${tool}" could be approved.`);
+    let answer: Awaited<ReturnType<ToolContext['confirm']>>;
+    try {
+      // A stop must end the wait even if the confirmation flow itself forgets to.
+      answer = await raceAbort(ctx.confirm({ callId: call.id, tool, args: params }), ctx.signal, {
+        approved: false,
+        reason: 'the run was stopped',
+      });
+    } catch (err) {
+      answer = { approved: false, reason: `the approval request failed (${(err as Error).message})` };
+    }
+    if (answer.approved === true) {
+      this.deps.logger.info(
+        { tool, call_id: call.id, session_id: ctx.sessionId },
+        'tool call approved by the user',
+      );
+      return undefined;
+    }
+    this.deps.logger.info({ tool, call_id: call.id, reason: answer.reason }, 'tool call not approved');
+    return refuse(
+      'confirmation',
+      `Tool "${tool}" was not run: it needs the user's approval (${hook.reason}) and did not get it: ${answer.reason}. ` +
+        'Do not retry it unchanged; tell the user what you wanted to do, or find another way.',
+    );
+  }
+
+  private async runTool(entry: RegisteredTool, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
+    const name = entry.tool.name;
+    const limitMs = this.deps.settings.TOOL_TIMEOUT_MS;
+    const limit = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, limit.signal]);
+    const timer = setTimeout(() => limit.abort(new Error(`timed out after ${limitMs} ms`)), limitMs);
+    const running = Promise.resolve()
+      .then(() => entry.tool.execute(params, { ...ctx, signal }))
+      .then(
+        (raw) => normaliseResult(raw, name),
+        (err: unknown) => thrown(name, err, entry.source === 'user'),
+      );
+    try {
+      // The tool may ignore its signal; the call ends at the limit anyway and whatever the tool
+      // does later is dropped.
+      return await raceAbort(running, signal, undefined).then((r) => {
+        if (r) return r;
+        if (limit.signal.aborted) {
+          return {
+            success: false,
+            output: `Tool "${name}" did not finish within ${limitMs} ms and was stopped. Try a smaller task or narrower arguments.`,
+            error: 'timeout',
+            metadata: { timed_out: true },
+          };
+        }
+        return refuse('stopped', `The run was stopped while "${name}" was running.`);
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async runMiddleware(
+    phase: 'before' | 'after',
+    info: ToolCallInfo,
+    result?: ToolResult,
+    durationMs = 0,
+  ): Promise<void> {
+    for (const mw of this.middleware) {
+      try {
+        if (phase === 'before') await mw.before?.(info);
+        else if (result) await mw.after?.(info, result, durationMs);
+      } catch (err) {
+        this.deps.logger.warn(
+          { err, middleware: mw.name, tool: info.tool },
+          `tool middleware ${phase} failed`,
+        );
+      }
+    }
+  }
+}
+
+function refuse(stage: RefusalStage, message: string): ToolResult {
+  return { success: false, output: message, error: message, metadata: { refused: stage } };
+}
+
+function thrown(tool: string, err: unknown, withStack: boolean): ToolResult {
+  const message = err instanceof Error ? err.message : String(err);
+  const stack =
+    withStack && err instanceof Error && err.stack
+      ? `\n${err.stack.split('\n').slice(1, STACK_LINES).join('\n')}`
+      : '';
+  return { success: false, output: `Tool "${tool}" failed: ${message}${stack}`, error: message };
+}
+
+/**
+ * Approval comes only from the confirmation flow: an `approved` argument the LLM made up is
+ * dropped, unless the tool's schema really declares a parameter of that name.
+ */
+function withoutApproval(args: unknown, schema: Record<string, unknown>): unknown {
+  if (args === null || typeof args !== 'object' || Array.isArray(args) || !('approved' in args)) return args;
+  const props = schema.properties;
+  if (props && typeof props === 'object' && 'approved' in props) return args;
+  const { approved: _ignored, ...rest } = args as Record<string, unknown>;
+  return rest;
+}
+
+/** Resolves to `promise`'s value, or to `onAbort` as soon as `signal` aborts. */
+function raceAbort<T, U>(promise: Promise<T>, signal: AbortSignal, onAbort: U): Promise<T | U> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.resolve(onAbort);
+  }
+  return new Promise<T | U>((resolve, reject) => {
+    const abort = () => resolve(onAbort);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -12,6 +12,8 @@ export interface RegisteredTool {
   server?: string;
   /** File the tool was loaded from, for `source: 'user'`. */
   file?: string;
+  /** A user tool listed in `enabled.json`: allowed in every profile unless the profile denies it. */
+  enabledEverywhere?: boolean;
 }
 
 export interface ToolLoadError {

@@ -9,6 +9,7 @@
  * says how to do better.
  */
 import type { Logger } from 'pino';
+import type { Profile } from '../config/profiles.js';
 import type { AgentEvent } from '../protocol/events.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -28,7 +29,16 @@ export interface ToolResult {
 export type ToolSource = 'builtin' | 'user' | 'mcp';
 
 /** Policy groups of DESIGN §9; `group:<name>` in a profile names every tool of the group. */
-export type ToolGroup = 'fs' | 'runtime' | 'web' | 'memory' | 'session' | 'agents' | 'meta' | 'schedule' | 'secrets';
+export type ToolGroup =
+  | 'fs'
+  | 'runtime'
+  | 'web'
+  | 'memory'
+  | 'session'
+  | 'agents'
+  | 'meta'
+  | 'schedule'
+  | 'secrets';
 
 /** What the running agent offers to tools that act on the agent itself. */
 export interface AgentHandle {
@@ -74,6 +84,11 @@ export interface ToolDefinition {
   readonly parameters: JsonSchema;
   /** Policy group, for `group:<name>` patterns. */
   readonly group?: ToolGroup;
+  /**
+   * The description offered to the LLM under one profile, when it depends on the profile
+   * (the scratchpad lists the profile's sections). Defaults to `description`.
+   */
+  describeFor?(profile: Profile): string;
   execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -94,5 +109,7 @@ export function ok(output: string, metadata?: Record<string, unknown>): ToolResu
 }
 
 export function fail(error: string, metadata?: Record<string, unknown>): ToolResult {
-  return metadata ? { success: false, output: error, error, metadata } : { success: false, output: error, error };
+  return metadata
+    ? { success: false, output: error, error, metadata }
+    : { success: false, output: error, error };
 }

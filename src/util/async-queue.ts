@@ -44,7 +44,9 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       next: () => {
         if (this.items.length > 0) return Promise.resolve({ value: this.items.shift() as T, done: false });
         if (this.closed) {
-          return this.failure === undefined ? Promise.resolve({ value: undefined, done: true }) : Promise.reject(this.failure);
+          return this.failure === undefined
+            ? Promise.resolve({ value: undefined, done: true })
+            : Promise.reject(this.failure);
         }
         return new Promise<IteratorResult<T>>((resolve, reject) => {
           this.waiter = (r) => (r instanceof Promise ? r.then(resolve, reject) : resolve(r));

@@ -37,6 +37,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       const profileId = request.body?.profile_id ?? services.profiles.getDefault().id;
       if (!services.profiles.has(profileId)) throw new ApiError('UNKNOWN_PROFILE', profileId);
       const session = await services.sessions.create({ id: randomUUID(), profile_id: profileId });
+      services.onSessionCreated?.(session.id);
       reply.code(201);
       return { session_id: session.id, profile_id: session.profile_id, created_at: session.created_at };
     },

@@ -1,0 +1,137 @@
+/**
+ * `navi doctor`: builds the same services `navi serve` runs on and checks each part a person
+ * depends on. Every line says what was checked and, when it failed, what to do about it.
+ * The exit code is 0 only when nothing failed; warnings (say, no sandbox) do not fail it.
+ */
+import type { Writable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import type { NaviServices } from '../server/services.js';
+import { probeBwrap } from '../tools/sandbox/bwrap.js';
+
+export type CheckLevel = 'ok' | 'warn' | 'fail';
+
+export interface CheckResult {
+  name: string;
+  level: CheckLevel;
+  detail: string;
+}
+
+/** How long doctor waits for the LLM backend and for MCP servers to answer. */
+const HEALTH_TIMEOUT_MS = 10_000;
+const MCP_TIMEOUT_MS = 20_000;
+
+export async function runDoctor(settings: Settings, logger: Logger, out: Writable): Promise<number> {
+  const results: CheckResult[] = [];
+  let services: NaviServices | undefined;
+  try {
+    const { createServices } = await import('../server/create-services.js');
+    services = await createServices(settings, { logger });
+    results.push({ name: 'database', level: 'ok', detail: `${settings.DB_PATH} opened, migrations applied` });
+  } catch (err) {
+    results.push({
+      name: 'database',
+      level: 'fail',
+      detail: `could not open ${settings.DB_PATH}: ${(err as Error).message}. Check DB_PATH and its folder's permissions.`,
+    });
+  }
+  if (services) {
+    try {
+      results.push(...(await checkServices(services)));
+    } finally {
+      await services.close();
+    }
+  }
+  results.push(await checkSandbox(settings));
+
+  for (const r of results) out.write(`${mark(r.level)} ${r.name}: ${r.detail}\n`);
+  const failed = results.filter((r) => r.level === 'fail').length;
+  out.write(failed === 0 ? 'All checks passed.\n' : `${failed} check(s) failed.\n`);
+  return failed === 0 ? 0 : 1;
+}
+
+/** The LLM backends the profiles use, the tools that failed to load, and the MCP servers. */
+export async function checkServices(services: NaviServices): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  const backendIds = new Set(
+    services.profiles.list().map((p) => p.llm_backend ?? services.settings.DEFAULT_LLM_BACKEND),
+  );
+  for (const id of backendIds) results.push(await checkBackend(services, id));
+
+  const toolErrors = services.tools.errors();
+  results.push({
+    name: 'tools',
+    level: toolErrors.length === 0 ? 'ok' : 'fail',
+    detail:
+      toolErrors.length === 0
+        ? `${services.tools.list().length} tools loaded`
+        : `${toolErrors.length} failed to load: ${toolErrors.map((e) => `${e.origin} (${e.error})`).join('; ')}`,
+  });
+
+  if (services.mcp) {
+    const ready = services.mcp.ready();
+    const timedOut = await Promise.race([
+      ready.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(resolve, MCP_TIMEOUT_MS, true).unref()),
+    ]);
+    for (const error of services.mcp.errors()) {
+      results.push({ name: `mcp config ${error.file}`, level: 'fail', detail: error.error });
+    }
+    for (const s of services.mcp.status()) {
+      const level: CheckLevel =
+        s.state === 'ready'
+          ? 'ok'
+          : s.state === 'disabled' || s.state === 'awaiting_approval'
+            ? 'warn'
+            : 'fail';
+      const tail = s.last_error ? `; last error: ${s.last_error}` : '';
+      results.push({
+        name: `mcp ${s.name}`,
+        level,
+        detail: `${s.state} (${s.transport}, ${s.tool_count} tools)${tail}`,
+      });
+    }
+    if (timedOut) {
+      results.push({
+        name: 'mcp',
+        level: 'fail',
+        detail: `servers still starting after ${MCP_TIMEOUT_MS / 1000} s`,
+      });
+    }
+  }
+  return results;
+}
+
+async function checkBackend(services: NaviServices, id: string): Promise<CheckResult> {
+  const profile = services.profiles
+    .list()
+    .find((p) => (p.llm_backend ?? services.settings.DEFAULT_LLM_BACKEND) === id);
+  try {
+    const backend = services.backendFor(profile?.id ?? services.profiles.getDefault().id);
+    const report = await backend.checkHealth(AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+    return { name: `llm ${id}`, level: report.ok ? 'ok' : 'fail', detail: report.detail };
+  } catch (err) {
+    return { name: `llm ${id}`, level: 'fail', detail: (err as Error).message };
+  }
+}
+
+async function checkSandbox(settings: Settings): Promise<CheckResult> {
+  if (settings.NAVI_SANDBOX === 'off') {
+    return {
+      name: 'sandbox',
+      level: 'warn',
+      detail: 'NAVI_SANDBOX=off: terminal and code_exec run unconfined',
+    };
+  }
+  const probe = await probeBwrap();
+  if (probe.available) return { name: 'sandbox', level: 'ok', detail: `bubblewrap at ${probe.path}` };
+  return {
+    name: 'sandbox',
+    level: settings.NAVI_SANDBOX === 'required' ? 'fail' : 'warn',
+    detail: `bubblewrap unavailable (${probe.reason}); terminal and code_exec ask before every call. Install it with apt-get install bubblewrap.`,
+  };
+}
+
+function mark(level: CheckLevel): string {
+  return level === 'ok' ? '[ok]  ' : level === 'warn' ? '[warn]' : '[FAIL]';
+}

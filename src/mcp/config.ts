@@ -1,0 +1,185 @@
+/**
+ * MCP server configuration (DESIGN §10): one JSON file per server in MCP_SERVERS_DIR, either
+ * stdio (`command`, `args`, `env`, `cwd`) or Streamable HTTP (`url`, `headers`). Each file is
+ * validated on its own; a bad file is reported with its name and reason and the others load.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { serverKey } from './naming.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, type McpConfigError, type McpServerConfig } from './types.js';
+
+const groups = [
+  'fs',
+  'runtime',
+  'web',
+  'memory',
+  'session',
+  'agents',
+  'meta',
+  'schedule',
+  'secrets',
+] as const;
+
+const common = {
+  name: z
+    .string()
+    .trim()
+    .min(1, { message: 'must not be empty' })
+    .max(48, { message: 'must be at most 48 characters' })
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+      message: 'may hold letters, digits, "_", "-" and "." and must start with a letter or digit',
+    }),
+  enabled: z.boolean().default(true),
+  description: z.string().optional(),
+  group: z.enum(groups).optional(),
+  timeout_ms: z.number().int().min(100).optional(),
+  max_message_bytes: z.number().int().min(1024).optional(),
+  created_by: z.enum(['agent', 'user']).optional(),
+  approved_command: z.string().optional(),
+  transport: z.enum(['stdio', 'http', 'streamable-http', 'streamable_http']).optional(),
+  $schema: z.string().optional(),
+  $comment: z.string().optional(),
+};
+
+const stringMap = z.record(z.string(), z.string());
+
+const stdioSchema = z
+  .object({
+    ...common,
+    command: z.string().trim().min(1, { message: 'must not be empty' }),
+    args: z.array(z.string()).default([]),
+    env: stringMap.default({}),
+    cwd: z.string().trim().min(1).optional(),
+  })
+  .strict();
+
+const httpSchema = z
+  .object({
+    ...common,
+    url: z
+      .string()
+      .trim()
+      .refine((v) => /^https?:$/.test(safeProtocol(v)), { message: 'accepts an http:// or https:// URL' }),
+    headers: stringMap.default({}),
+  })
+  .strict();
+
+function safeProtocol(url: string): string {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return '';
+  }
+}
+
+/** Parses one file's text; throws an Error whose message says what is wrong. */
+export function parseServerConfig(text: string, file: string): McpServerConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('must be a JSON object');
+  const hasCommand = 'command' in raw;
+  const hasUrl = 'url' in raw;
+  if (hasCommand && hasUrl) throw new Error('has both "command" (stdio) and "url" (http); keep one');
+  if (!hasCommand && !hasUrl)
+    throw new Error('needs "command" (a stdio server) or "url" (a Streamable HTTP server)');
+  const parsed = (hasCommand ? stdioSchema : httpSchema).safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; '),
+    );
+  }
+  const c = parsed.data;
+  const base = {
+    name: c.name,
+    key: serverKey(c.name),
+    file,
+    enabled: c.enabled,
+    maxMessageBytes: c.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    createdBy: c.created_by ?? 'user',
+    ...(c.description !== undefined && { description: c.description }),
+    ...(c.group !== undefined && { group: c.group }),
+    ...(c.timeout_ms !== undefined && { timeoutMs: c.timeout_ms }),
+    ...(c.approved_command !== undefined && { approvedCommand: c.approved_command }),
+  };
+  if ('command' in c) {
+    return {
+      ...base,
+      transport: 'stdio',
+      command: c.command,
+      args: c.args,
+      env: c.env,
+      ...(c.cwd !== undefined && { cwd: resolve(c.cwd) }),
+    };
+  }
+  return { ...base, transport: 'http', url: c.url, headers: c.headers };
+}
+
+/** Reads every `*.json` of `dir` (a missing folder holds no servers). Names must be unique. */
+export async function loadServerConfigs(
+  dir: string,
+): Promise<{ configs: McpServerConfig[]; errors: McpConfigError[] }> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { configs: [], errors: [] };
+    throw err;
+  }
+  const configs: McpServerConfig[] = [];
+  const errors: McpConfigError[] = [];
+  const keys = new Map<string, string>();
+  for (const name of names) {
+    const file = resolve(join(dir, name));
+    try {
+      const config = parseServerConfig(await readFile(file, 'utf8'), file);
+      const clash = keys.get(config.key);
+      if (clash) throw new Error(`server name "${config.name}" is already used by ${clash}`);
+      keys.set(config.key, name);
+      configs.push(config);
+    } catch (err) {
+      errors.push({ file: basename(file), error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { configs, errors };
+}
+
+function quote(word: string): string {
+  return /^[A-Za-z0-9_/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The exact launch of a server as one shell-style line: working directory, environment,
+ * command and arguments (stdio), or the URL (http). This is what the user approves.
+ */
+export function launchLine(config: McpServerConfig): string {
+  if (config.transport === 'http') {
+    const headers = Object.keys(config.headers);
+    return `Streamable HTTP ${config.url}${headers.length ? ` (headers: ${headers.join(', ')})` : ''}`;
+  }
+  const env = Object.entries(config.env).map(([k, v]) => `${k}=${quote(v)}`);
+  const run = [...env, quote(config.command), ...config.args.map(quote)].join(' ');
+  return config.cwd ? `cd ${quote(config.cwd)} && ${run}` : run;
+}
+
+/** True for agent-written configs whose current launch line the user has not approved. */
+export function needsApproval(config: McpServerConfig): boolean {
+  return config.createdBy === 'agent' && config.approvedCommand !== launchLine(config);
+}
+
+/** Records the user's approval in the config file: enables it and stores the approved line. */
+export async function writeApproval(config: McpServerConfig): Promise<void> {
+  const raw = JSON.parse(await readFile(config.file, 'utf8')) as Record<string, unknown>;
+  raw.enabled = true;
+  raw.approved_command = launchLine(config);
+  await writeFile(config.file, `${JSON.stringify(raw, null, 2)}\n`);
+}
+
+/** Whether two configs start the same server (the file path does not matter). */
+export function sameLaunch(a: McpServerConfig, b: McpServerConfig): boolean {
+  return JSON.stringify({ ...a, file: '' }) === JSON.stringify({ ...b, file: '' });
+}

@@ -1,0 +1,280 @@
+/**
+ * One MCP server: connects (stdio child or Streamable HTTP), lists its tools following
+ * pagination, watches it (exit, transport close, ping timeout) and restarts it with
+ * exponential back-off while it is down. The manager turns its tools into registry entries.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolResult,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { serverEnvironment } from './env.js';
+import { limitedFetch } from './limited-fetch.js';
+import { NaviStdioTransport } from './stdio-transport.js';
+import type { McpServerConfig, McpServerState, McpTimingOptions } from './types.js';
+
+export interface ConnectionDeps {
+  logger: Logger;
+  timing: McpTimingOptions;
+  /** Called after each successful tools/list (connect, list_changed). */
+  onTools(connection: McpConnection): void;
+  onState(connection: McpConnection): void;
+}
+
+const MAX_PAGES = 100;
+const STDERR_KEPT = 5;
+
+/** Thrown when a tool is called while its server is not ready. */
+export class McpUnavailableError extends Error {}
+
+export class McpConnection {
+  state: McpServerState = 'stopped';
+  tools: Tool[] = [];
+  lastError: string | null = null;
+  restarts = 0;
+  nextRestartAt: number | null = null;
+
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private generation = 0;
+  private attempt = 0;
+  private readySince: number | null = null;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private stderrTail: string[] = [];
+  private readonly log: Logger;
+
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.log = deps.logger.child({ mcp_server: config.name });
+  }
+
+  get pid(): number | null {
+    return this.transport instanceof NaviStdioTransport ? this.transport.pid : null;
+  }
+
+  get uptimeMs(): number | null {
+    return this.readySince === null ? null : Date.now() - this.readySince;
+  }
+
+  /** First connection attempt; resolves once it has succeeded or failed (never rejects). */
+  start(): Promise<void> {
+    this.stopped = false;
+    return this.connect();
+  }
+
+  /** Stops supervision and closes the connection; a stdio child has exited when this resolves. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.generation++;
+    this.clearTimers();
+    this.readySince = null;
+    this.nextRestartAt = null;
+    const client = this.client;
+    this.client = undefined;
+    this.setState('stopped');
+    if (client) await client.close().catch(() => undefined);
+    this.transport = undefined;
+  }
+
+  /** Calls one tool; throws `McpUnavailableError` when the server is not ready. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<CallToolResult> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) throw new McpUnavailableError(this.unavailableMessage());
+    const generation = this.generation;
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: timeoutMs,
+      })) as CallToolResult;
+    } catch (err) {
+      if (signal.aborted) {
+        const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+        throw new Error(`call to ${tool} on MCP server ${this.config.name} was stopped (${reason})`);
+      }
+      if (generation !== this.generation) {
+        throw new Error(
+          `MCP server ${this.config.name} went down during the call (${this.lastError}); it is restarting`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** Why a call cannot be made now, for the LLM. */
+  unavailableMessage(): string {
+    const name = this.config.name;
+    const last = this.lastError ?? 'no error recorded';
+    if (this.state === 'down') {
+      const seconds = Math.max(0, Math.ceil(((this.nextRestartAt ?? Date.now()) - Date.now()) / 1000));
+      return `MCP server ${name} is down (${last}); restarting in ${seconds}s`;
+    }
+    if (this.state === 'connecting')
+      return `MCP server ${name} is (re)starting (last error: ${last}); try again shortly`;
+    return `MCP server ${name} is not running (${this.state})`;
+  }
+
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
+    this.nextRestartAt = null;
+    this.setState('connecting');
+    const client = new Client({ name: 'navi', version: '0.1.0' }, { capabilities: {} });
+    const transport = this.createTransport();
+    client.onclose = () => this.markDown(this.closeReason(transport), generation);
+    client.onerror = (err) => {
+      if (generation === this.generation) this.log.debug({ err: err.message }, 'MCP transport error');
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      if (generation === this.generation && this.state === 'ready')
+        await this.refreshTools(client, generation);
+    });
+    this.client = client;
+    this.transport = transport;
+    try {
+      await client.connect(transport, { timeout: this.deps.timing.connectTimeoutMs });
+      const tools = await this.listAllTools(client);
+      if (generation !== this.generation) return;
+      this.tools = tools;
+      this.readySince = Date.now();
+      this.setState('ready');
+      this.deps.onTools(this);
+      this.schedulePing(client, generation);
+      this.log.info({ tools: tools.length }, 'MCP server ready');
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      const exit = transport instanceof NaviStdioTransport ? transport.exitReason : undefined;
+      this.markDown(exit ? this.closeReason(transport) : `could not connect: ${reason}`, generation);
+    }
+  }
+
+  private createTransport(): Transport {
+    const c = this.config;
+    if (c.transport === 'http') {
+      return new StreamableHTTPClientTransport(new URL(c.url), {
+        requestInit: { headers: c.headers },
+        fetch: limitedFetch(c.maxMessageBytes, (bytes) =>
+          this.log.warn({ bytes, limit: c.maxMessageBytes }, 'dropped an oversized MCP message'),
+        ),
+      });
+    }
+    this.stderrTail = [];
+    return new NaviStdioTransport({
+      command: c.command,
+      args: c.args,
+      env: serverEnvironment(c.env),
+      ...(c.cwd !== undefined && { cwd: c.cwd }),
+      maxMessageBytes: c.maxMessageBytes,
+      onStderr: (line) => {
+        this.stderrTail = [...this.stderrTail.slice(1 - STDERR_KEPT), line];
+        this.log.debug({ stderr: line }, 'MCP server stderr');
+      },
+    });
+  }
+
+  private closeReason(transport: Transport): string {
+    if (transport instanceof NaviStdioTransport && transport.exitReason) {
+      const tail = this.stderrTail.join(' | ').slice(-500);
+      return `process ${transport.exitReason}${tail ? `; stderr: ${tail}` : ''}`;
+    }
+    return 'connection closed';
+  }
+
+  private async listAllTools(client: Client): Promise<Tool[]> {
+    if (!client.getServerCapabilities()?.tools) return [];
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+        timeout: this.deps.timing.connectTimeoutMs,
+      });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined || seen.has(cursor)) break;
+      seen.add(cursor);
+    }
+    return tools;
+  }
+
+  private async refreshTools(client: Client, generation: number): Promise<void> {
+    try {
+      const tools = await this.listAllTools(client);
+      if (generation !== this.generation) return;
+      this.tools = tools;
+      this.deps.onTools(this);
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'could not refresh MCP tools after list_changed');
+    }
+  }
+
+  private schedulePing(client: Client, generation: number): void {
+    let busy = false;
+    this.pingTimer = setInterval(async () => {
+      if (busy || generation !== this.generation) return;
+      busy = true;
+      try {
+        await client.ping({ timeout: this.deps.timing.pingTimeoutMs });
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        this.markDown(
+          `did not answer a ping within ${this.deps.timing.pingTimeoutMs} ms (${reason})`,
+          generation,
+        );
+      } finally {
+        busy = false;
+      }
+    }, this.deps.timing.pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  /** Marks the server down, closes what is left of the connection and schedules a restart. */
+  private markDown(reason: string, generation: number): void {
+    if (generation !== this.generation || this.stopped) return;
+    this.generation++;
+    this.clearTimers();
+    const { backoffInitialMs, backoffMaxMs, stableAfterMs } = this.deps.timing;
+    if ((this.uptimeMs ?? 0) >= stableAfterMs) this.attempt = 0;
+    this.readySince = null;
+    this.lastError = reason;
+    const client = this.client;
+    this.client = undefined;
+    // Closing kills what is left of a stdio child (and its process group).
+    if (client) void client.close().catch(() => undefined);
+    const delay = Math.min(backoffMaxMs, backoffInitialMs * 2 ** this.attempt);
+    this.attempt++;
+    this.nextRestartAt = Date.now() + delay;
+    this.log.warn({ reason, restart_in_ms: delay }, 'MCP server down');
+    this.setState('down');
+    this.restartTimer = setTimeout(() => {
+      if (this.stopped) return;
+      this.restarts++;
+      void this.connect();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private clearTimers(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.restartTimer = undefined;
+    this.pingTimer = undefined;
+  }
+
+  private setState(state: McpServerState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.deps.onState(this);
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * McpManager (DESIGN §10): reads MCP_SERVERS_DIR, starts the enabled servers in parallel in the
+ * background, registers their tools as `mcp__<server>__<tool>` (source 'mcp', so user-tool
+ * reloads leave them alone), keeps the registry in step with each server's tool list, and
+ * stops every child process on `close()`.
+ *
+ * Agent-written configs (`"created_by": "agent"`) never start until `approve(name)` records
+ * the user's approval of their exact launch line (see manuals/create_mcp_server.md).
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { Settings } from '../config/settings.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
+import { McpConnection } from './connection.js';
+import { mcpToolName } from './naming.js';
+import { mcpToolDefinition } from './tool-adapter.js';
+import {
+  DEFAULT_TIMING,
+  type McpConfigError,
+  type McpReloadReport,
+  type McpServerConfig,
+  type McpServerStatus,
+  type McpTimingOptions,
+} from './types.js';
+
+export interface McpManagerDeps {
+  registry: ToolRegistry;
+  settings: Pick<
+    Settings,
+    'MCP_SERVERS_DIR' | 'MCP_SCAFFOLD_DIR' | 'TOOL_TIMEOUT_MS' | 'TOOL_MAX_OUTPUT_CHARS'
+  >;
+  logger: Logger;
+  /** Supervision timings; tests shorten the back-off and ping interval. */
+  timing?: Partial<McpTimingOptions>;
+}
+
+interface Entry {
+  config: McpServerConfig;
+  connection: McpConnection | undefined;
+  /** Registered name → MCP tool name. */
+  tools: Map<string, string>;
+  /** Tools that could not be registered (name taken by another source). */
+  toolErrors: string[];
+}
+
+export class McpManager {
+  private readonly entries = new Map<string, Entry>();
+  private configErrors: McpConfigError[] = [];
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly timing: McpTimingOptions;
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(private readonly deps: McpManagerDeps) {
+    this.timing = { ...DEFAULT_TIMING, ...deps.timing };
+    this.log = deps.logger.child({ component: 'mcp' });
+  }
+
+  get serversDir(): string {
+    return this.deps.settings.MCP_SERVERS_DIR;
+  }
+
+  get scaffoldDir(): string {
+    return this.deps.settings.MCP_SCAFFOLD_DIR;
+  }
+
+  /** TOOL_MAX_OUTPUT_CHARS, for tools that print raw results. */
+  get outputLimit(): number {
+    return this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
+  }
+
+  /** Starts the configured servers in the background and returns at once; see `ready()`. */
+  start(): void {
+    void this.reload().catch((err: unknown) => this.log.error({ err: String(err) }, 'MCP start failed'));
+  }
+
+  /** Resolves once every reload so far has finished its first connection attempts. */
+  async ready(): Promise<void> {
+    await this.queue.catch(() => undefined);
+  }
+
+  /**
+   * Re-reads the config folder: added servers start, removed ones stop, changed ones restart,
+   * unchanged ones are left running. Resolves after the first connection attempts settle.
+   */
+  reload(): Promise<McpReloadReport> {
+    const run = this.queue.catch(() => undefined).then(() => this.apply());
+    this.queue = run;
+    return run;
+  }
+
+  /**
+   * Records the user's approval of an agent-written server (its current exact launch line),
+   * enables it and starts it. Call only after the user approved that line.
+   */
+  async approve(name: string): Promise<McpServerStatus> {
+    const entry = this.find(name);
+    if (!entry) throw new Error(`no MCP server named "${name}" (is its config in ${this.serversDir}?)`);
+    await writeApproval(entry.config);
+    await this.reload();
+    const status = this.status().find((s) => s.name === entry.config.name);
+    if (!status) throw new Error(`MCP server "${name}" disappeared during approval`);
+    return status;
+  }
+
+  /** Per-server state for `mcp_status`, `GET /agents/tools` and `navi doctor`. */
+  status(): McpServerStatus[] {
+    return [...this.entries.values()].map((e) => this.statusOf(e));
+  }
+
+  /** Config files that could not be used, with the reason. */
+  errors(): McpConfigError[] {
+    return [...this.configErrors];
+  }
+
+  /** Finds a server by its config name or its sanitised key. */
+  server(name: string): McpServerStatus | undefined {
+    const entry = this.find(name);
+    return entry ? this.statusOf(entry) : undefined;
+  }
+
+  /**
+   * One raw `tools/call`, outside the registry and executor (for `test_mcp_tool`). `tool` is
+   * the server's own tool name or the registered `mcp__…` name.
+   */
+  async callRaw(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
+    const entry = this.find(server);
+    if (!entry)
+      throw new Error(`no MCP server named "${server}"; known: ${this.names().join(', ') || 'none'}`);
+    const connection = entry.connection;
+    if (!connection)
+      throw new Error(`MCP server ${entry.config.name} is not running (${this.statusOf(entry).state})`);
+    const mcpName = entry.tools.get(tool) ?? tool;
+    const timeout = entry.config.timeoutMs ?? this.deps.settings.TOOL_TIMEOUT_MS;
+    return connection.call(mcpName, args, signal, timeout);
+  }
+
+  /** Stops every server; each stdio child has exited when this resolves. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue.catch(() => undefined);
+    await Promise.all([...this.entries.values()].map((e) => this.stopEntry(e)));
+    this.entries.clear();
+    this.publishErrors();
+  }
+
+  private async apply(): Promise<McpReloadReport> {
+    if (this.closed) return { added: [], removed: [], changed: [], unchanged: [], errors: [] };
+    const { configs, errors } = await loadServerConfigs(this.serversDir);
+    this.configErrors = errors;
+    for (const e of errors) this.log.warn({ file: e.file, error: e.error }, 'MCP server config skipped');
+    const report: McpReloadReport = { added: [], removed: [], changed: [], unchanged: [], errors };
+    const wanted = new Set(configs.map((c) => c.name));
+    const stops: Promise<void>[] = [];
+    for (const [name, entry] of this.entries) {
+      if (wanted.has(name)) continue;
+      this.entries.delete(name);
+      report.removed.push(name);
+      stops.push(this.stopEntry(entry));
+    }
+    await Promise.all(stops);
+    const starts: Promise<void>[] = [];
+    for (const config of configs) {
+      const existing = this.entries.get(config.name);
+      if (existing && sameLaunch(existing.config, config)) {
+        existing.config = config;
+        report.unchanged.push(config.name);
+        continue;
+      }
+      (existing ? report.changed : report.added).push(config.name);
+      const restart = existing ? this.stopEntry(existing) : Promise.resolve();
+      const entry: Entry = { config, connection: undefined, tools: new Map(), toolErrors: [] };
+      this.entries.set(config.name, entry);
+      starts.push(restart.then(() => this.startEntry(entry)));
+    }
+    await Promise.all(starts);
+    this.publishErrors();
+    return report;
+  }
+
+  private async startEntry(entry: Entry): Promise<void> {
+    const { config } = entry;
+    if (!config.enabled || needsApproval(config)) return;
+    const connection = new McpConnection(config, {
+      logger: this.log,
+      timing: this.timing,
+      onTools: (c) => this.syncTools(entry, c),
+      onState: () => this.publishErrors(),
+    });
+    entry.connection = connection;
+    await connection.start();
+  }
+
+  private async stopEntry(entry: Entry): Promise<void> {
+    const connection = entry.connection;
+    entry.connection = undefined;
+    this.unregisterTools(entry);
+    if (connection) await connection.stop();
+  }
+
+  /** Replaces the entry's registered tools by the connection's current list. */
+  private syncTools(entry: Entry, connection: McpConnection): void {
+    if (entry.connection !== connection) return;
+    this.unregisterTools(entry);
+    const limits = {
+      timeoutMs: this.deps.settings.TOOL_TIMEOUT_MS,
+      maxOutputChars: this.deps.settings.TOOL_MAX_OUTPUT_CHARS,
+    };
+    const taken = new Set<string>();
+    for (const tool of connection.tools) {
+      const name = mcpToolName(entry.config.key, tool.name, taken);
+      taken.add(name);
+      try {
+        this.deps.registry.register({
+          tool: mcpToolDefinition(name, tool, connection, limits),
+          source: 'mcp',
+          server: entry.config.name,
+        });
+        entry.tools.set(name, tool.name);
+      } catch (err) {
+        entry.toolErrors.push(`${tool.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    this.publishErrors();
+  }
+
+  private unregisterTools(entry: Entry): void {
+    const names = new Set(entry.tools.keys());
+    if (names.size > 0) {
+      this.deps.registry.removeWhere(
+        (t) => t.source === 'mcp' && t.server === entry.config.name && names.has(t.tool.name),
+      );
+    }
+    entry.tools.clear();
+    entry.toolErrors = [];
+  }
+
+  /** Config errors, servers that are down and tools that could not be registered. */
+  private publishErrors(): void {
+    const errors = this.configErrors.map((e) => ({ origin: e.file, source: 'mcp' as const, error: e.error }));
+    for (const entry of this.entries.values()) {
+      const c = entry.connection;
+      if (c?.state === 'down')
+        errors.push({ origin: entry.config.name, source: 'mcp', error: c.unavailableMessage() });
+      for (const e of entry.toolErrors) errors.push({ origin: entry.config.name, source: 'mcp', error: e });
+    }
+    this.deps.registry.setErrors('mcp', errors);
+  }
+
+  private statusOf(entry: Entry): McpServerStatus {
+    const { config, connection: c } = entry;
+    let state: McpServerStatus['state'] = c?.state ?? 'stopped';
+    if (!c) state = !config.enabled ? 'disabled' : needsApproval(config) ? 'awaiting_approval' : 'stopped';
+    const tools = [...entry.tools.keys()];
+    return {
+      name: config.name,
+      key: config.key,
+      file: config.file,
+      transport: config.transport,
+      state,
+      command: launchLine(config),
+      tools,
+      tool_count: tools.length,
+      last_error: c?.lastError ?? null,
+      uptime_ms: c?.state === 'ready' ? c.uptimeMs : null,
+      restarts: c?.restarts ?? 0,
+      restart_in_ms:
+        c?.state === 'down' && c.nextRestartAt !== null ? Math.max(0, c.nextRestartAt - Date.now()) : null,
+      pid: c?.pid ?? null,
+      created_by: config.createdBy,
+    };
+  }
+
+  private find(name: string): Entry | undefined {
+    return this.entries.get(name) ?? [...this.entries.values()].find((e) => e.config.key === name);
+  }
+
+  private names(): string[] {
+    return [...this.entries.keys()];
+  }
+}

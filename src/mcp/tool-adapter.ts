@@ -1,0 +1,58 @@
+/**
+ * Wraps one tool of an MCP server as an ordinary `ToolDefinition`, so its calls take the
+ * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { fail, type JsonSchema, type ToolDefinition } from '../tools/types.js';
+import type { McpConnection } from './connection.js';
+import { defaultGroup, isNaviUiServer } from './naming.js';
+import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
+
+export interface AdapterLimits {
+  timeoutMs: number;
+  maxOutputChars: number;
+}
+
+/** The tool's JSON Schema, without the `$schema` keyword that some validators and LLM APIs reject. */
+export function toolParameters(tool: Tool): JsonSchema {
+  const { $schema: _ignored, ...schema } = tool.inputSchema as Record<string, unknown>;
+  return { ...schema, type: 'object' };
+}
+
+export function mcpToolDefinition(
+  registeredName: string,
+  tool: Tool,
+  connection: McpConnection,
+  limits: AdapterLimits,
+): ToolDefinition {
+  const config = connection.config;
+  const group = config.group ?? defaultGroup(config.key);
+  const description =
+    tool.description ?? tool.title ?? `Tool "${tool.name}" of the MCP server ${config.name}.`;
+  return {
+    name: registeredName,
+    description,
+    parameters: toolParameters(tool),
+    ...(group !== undefined && { group }),
+    async execute(params, ctx) {
+      try {
+        const result = await connection.call(
+          tool.name,
+          params,
+          ctx.signal,
+          config.timeoutMs ?? limits.timeoutMs,
+        );
+        return convertCallResult(result, {
+          maxChars: limits.maxOutputChars * 2,
+          maxImageChars: DEFAULT_MAX_IMAGE_CHARS,
+          naviUi: isNaviUiServer(config.key),
+        });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        return fail(
+          message.startsWith('MCP') ? message : `MCP tool ${tool.name} of ${config.name} failed: ${message}`,
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Shapes shared by the MCP manager, its tools, the server routes and `navi doctor`
+ * (DESIGN §10). Status objects use snake_case because they travel as JSON to the client.
+ */
+import type { ToolGroup } from '../tools/types.js';
+
+interface ServerConfigBase {
+  /** Name as written in the config file. */
+  name: string;
+  /** Sanitised name used in tool names: `mcp__<key>__<tool>`. */
+  key: string;
+  /** Absolute path of the config file. */
+  file: string;
+  enabled: boolean;
+  description?: string;
+  group?: ToolGroup;
+  /** Per-call time limit for this server's tools; TOOL_TIMEOUT_MS when absent. */
+  timeoutMs?: number;
+  /** Largest single JSON-RPC message accepted from the server. */
+  maxMessageBytes: number;
+  /** `agent` marks configs written by `create_mcp_server`: they need the user's approval. */
+  createdBy: 'agent' | 'user';
+  /** The launch line the user approved (agent-written configs only). */
+  approvedCommand?: string;
+}
+
+export interface StdioServerConfig extends ServerConfigBase {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Absolute working directory, when the config names one. */
+  cwd?: string;
+}
+
+export interface HttpServerConfig extends ServerConfigBase {
+  transport: 'http';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+/** A config file that could not be used, with the reason. */
+export interface McpConfigError {
+  file: string;
+  error: string;
+}
+
+export type McpServerState =
+  /** `enabled: false` in its config. */
+  | 'disabled'
+  /** Written by the agent and not yet approved by the user: never started. */
+  | 'awaiting_approval'
+  | 'connecting'
+  | 'ready'
+  /** Exited, failed to start or stopped answering; a restart is scheduled. */
+  | 'down'
+  | 'stopped';
+
+export interface McpServerStatus {
+  name: string;
+  key: string;
+  file: string;
+  transport: 'stdio' | 'http';
+  state: McpServerState;
+  /** What the server runs: the exact launch line (stdio) or the URL (http). */
+  command: string;
+  /** Registered tool names (`mcp__<key>__<tool>`). */
+  tools: string[];
+  tool_count: number;
+  last_error: string | null;
+  /** Milliseconds since the current connection became ready; null when not ready. */
+  uptime_ms: number | null;
+  restarts: number;
+  /** Milliseconds until the next restart attempt, when down. */
+  restart_in_ms: number | null;
+  pid: number | null;
+  created_by: 'agent' | 'user';
+}
+
+export interface McpReloadReport {
+  added: string[];
+  removed: string[];
+  changed: string[];
+  unchanged: string[];
+  errors: McpConfigError[];
+}
+
+/** Timings of connection supervision; tests shorten them. */
+export interface McpTimingOptions {
+  /** Limit for the initialize handshake and each tools/list page. */
+  connectTimeoutMs: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  /** First restart delay; doubles on each failure up to `backoffMaxMs`. */
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** A connection that stayed up this long resets the back-off. */
+  stableAfterMs: number;
+}
+
+export const DEFAULT_TIMING: McpTimingOptions = {
+  connectTimeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  pingTimeoutMs: 10_000,
+  backoffInitialMs: 1_000,
+  backoffMaxMs: 60_000,
+  stableAfterMs: 60_000,
+};
+
+/** 16 MiB: room for a few large images, small enough to hold in memory without harm. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

@@ -1,0 +1,176 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteMemoryStore } from './memory-store.js';
+import { type TempStores, tempStores } from './test-support.js';
+import { MemoryConflictError, MemoryValidationError } from './types.js';
+
+let t: TempStores;
+let store: SqliteMemoryStore;
+let clock = Date.parse('2026-01-01T00:00:00Z');
+const now = () => new Date(clock);
+
+beforeEach(() => {
+  t = tempStores();
+  clock = Date.parse('2026-01-01T00:00:00Z');
+  store = new SqliteMemoryStore(t.db, { now });
+});
+afterEach(() => t.dispose());
+
+describe('SqliteMemoryStore', () => {
+  it('upserts on (category, key) after normalising both', async () => {
+    const a = await store.upsert({
+      category: 'Preference',
+      key: 'Favourite Editor',
+      value: 'Vim',
+      source_session_id: 's1',
+    });
+    clock += 1000;
+    const b = await store.upsert({ category: 'preference', key: 'favourite-editor', value: 'Neovim' });
+    expect(a.created).toBe(true);
+    expect(b.created).toBe(false);
+    expect(b.fact).toMatchObject({
+      id: a.fact.id,
+      value: 'Neovim',
+      source_session_id: 's1',
+      key: 'favourite_editor',
+    });
+    expect(b.fact.updated_at).not.toBe(a.fact.updated_at);
+    expect(await store.count()).toBe(1);
+  });
+
+  it('refuses empty fields', async () => {
+    await expect(store.upsert({ category: '!!', key: 'k', value: 'v' })).rejects.toBeInstanceOf(
+      MemoryValidationError,
+    );
+    await expect(store.upsert({ category: 'c', key: 'k', value: '   ' })).rejects.toBeInstanceOf(
+      MemoryValidationError,
+    );
+  });
+
+  it('lists in pages, most recently updated first, optionally by category', async () => {
+    for (let i = 0; i < 7; i++) {
+      clock += 1000;
+      await store.upsert({ category: i % 2 ? 'odd' : 'even', key: `k${i}`, value: `v${i}` });
+    }
+    const first = await store.list({ limit: 3 });
+    expect(first.total).toBe(7);
+    expect(first.facts.map((f) => f.key)).toEqual(['k6', 'k5', 'k4']);
+    const second = await store.list({ offset: 3, limit: 3 });
+    expect(second.facts.map((f) => f.key)).toEqual(['k3', 'k2', 'k1']);
+    const odd = await store.list({ category: 'ODD' });
+    expect(odd.total).toBe(3);
+    expect(odd.facts.every((f) => f.category === 'odd')).toBe(true);
+  });
+
+  it('edits value, category and key, refusing a clash with another fact', async () => {
+    const a = (await store.upsert({ category: 'home', key: 'city', value: 'Lyon' })).fact;
+    const b = (await store.upsert({ category: 'home', key: 'country', value: 'France' })).fact;
+    const edited = await store.update(a.id, { category: 'place', key: 'home city', value: 'Paris' });
+    expect(edited).toMatchObject({ category: 'place', key: 'home_city', value: 'Paris' });
+    await expect(store.update(b.id, { category: 'place', key: 'home_city' })).rejects.toBeInstanceOf(
+      MemoryConflictError,
+    );
+    expect(await store.update(9999, { value: 'x' })).toBeUndefined();
+    // The index follows edits: the old words are gone, the new ones found.
+    expect(await store.search('Lyon', 5)).toEqual([]);
+    expect((await store.search('paris', 5))[0]?.fact.id).toBe(a.id);
+  });
+
+  it('deletes by id or by (category, key), and the index forgets the fact', async () => {
+    const a = (await store.upsert({ category: 'pets', key: 'dog', value: 'A beagle named Rex' })).fact;
+    await store.upsert({ category: 'pets', key: 'cat', value: 'A cat named Tom' });
+    expect(await store.delete({ id: a.id })).toBe(true);
+    expect(await store.delete({ id: a.id })).toBe(false);
+    expect(await store.delete({ category: 'Pets', key: 'CAT' })).toBe(true);
+    expect(await store.search('beagle', 5)).toEqual([]);
+    expect(await store.count()).toBe(0);
+  });
+
+  it('ranks full-text hits with bm25 and survives hostile queries', async () => {
+    await store.upsert({
+      category: 'environment',
+      key: 'home_server',
+      value: 'Runs Proxmox on a NUC in the basement',
+    });
+    await store.upsert({ category: 'work', key: 'language', value: 'Writes Python and some Rust' });
+    await store.upsert({ category: 'preference', key: 'coffee', value: 'Drinks "flat white" OR espresso' });
+    const hits = await store.search('which server runs proxmox', 5);
+    expect(hits[0]?.fact.key).toBe('home_server');
+    expect(hits[0]?.rank).toBe(1);
+    for (const q of [
+      '"',
+      '"unbalanced',
+      'OR',
+      'AND OR NOT',
+      '*',
+      'NEAR(a b)',
+      'key:value',
+      '^start',
+      '-',
+      '(((',
+      "'; DROP TABLE memory_facts; --",
+      '',
+    ]) {
+      await expect(store.search(q, 5)).resolves.toBeInstanceOf(Array);
+    }
+    expect((await store.search('"flat white" OR', 5))[0]?.fact.key).toBe('coffee');
+    expect(await store.search('', 5)).toEqual([]);
+    expect(await store.search('*', 5)).toEqual([]);
+    const long = `python ${Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' ')}`;
+    expect(long.length).toBeGreaterThan(10_000);
+    expect((await store.search(long, 5))[0]?.fact.key).toBe('language');
+    expect(await store.count()).toBe(3);
+  });
+
+  it('stores vectors per model and finds the nearest with either engine', async () => {
+    const scan = new SqliteMemoryStore(t.db, { now, vectorEngine: 'scan' });
+    expect(store.vectorEngine).toBe('sqlite-vec');
+    const a = (await store.upsert({ category: 'c', key: 'a', value: 'a' })).fact;
+    const b = (await store.upsert({ category: 'c', key: 'b', value: 'b' })).fact;
+    const c = (await store.upsert({ category: 'c', key: 'c', value: 'c' })).fact;
+    await store.setEmbedding(a.id, 'm1', Float32Array.from([1, 0, 0]));
+    await store.setEmbedding(b.id, 'm1', Float32Array.from([0.7, 0.7, 0]));
+    await store.setEmbedding(c.id, 'm2', Float32Array.from([1, 0, 0]));
+    for (const s of [store, scan]) {
+      const hits = await s.nearest(Float32Array.from([0.9, 0.1, 0]), 'm1', 5);
+      expect(hits.map((h) => h.id)).toEqual([a.id, b.id]);
+      expect(hits[0]!.distance).toBeLessThan(hits[1]!.distance);
+      expect(await s.nearest(Float32Array.from([0, 0, 0]), 'm1', 5)).toEqual([]);
+      expect(await s.nearest(Float32Array.from([1, 0]), 'm1', 5)).toEqual([]);
+    }
+    // c has a vector of another model, so it still needs one for m1.
+    expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([c.id]);
+    // A new value drops the old vector.
+    await store.upsert({ category: 'c', key: 'a', value: 'changed' });
+    expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([a.id, c.id]);
+  });
+
+  it('marks the summary stale whenever facts change', async () => {
+    expect(await store.getSummary()).toEqual({ text: '', updated_at: null, stale: false });
+    const f = (await store.upsert({ category: 'c', key: 'k', value: 'v' })).fact;
+    expect((await store.getSummary()).stale).toBe(true);
+    await store.setSummary('The user likes v.');
+    expect(await store.getSummary()).toMatchObject({ text: 'The user likes v.', stale: false });
+    await store.upsert({ category: 'c', key: 'k', value: 'v' }); // unchanged: not a change
+    expect((await store.getSummary()).stale).toBe(false);
+    await store.delete({ id: f.id });
+    expect((await store.getSummary()).stale).toBe(true);
+  });
+
+  it('keeps extraction state per session and drops it with the session', async () => {
+    await t.sessions.create({ id: 's1', profile_id: 'secretary' });
+    const state = {
+      session_id: 's1',
+      extracted_at: null,
+      status: 'failed' as const,
+      attempts: 2,
+      last_error: 'boom',
+      attempted_at: '2026-01-01T00:00:00.000Z',
+    };
+    await store.setSessionState(state);
+    expect(await store.getSessionState('s1')).toEqual(state);
+    await store.setSessionState({ ...state, status: 'done', attempts: 0, last_error: null });
+    expect(await store.listSessionStates()).toHaveLength(1);
+    await t.sessions.delete('s1');
+    expect(await store.getSessionState('s1')).toBeUndefined();
+  });
+});

@@ -1,0 +1,149 @@
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeLlm, fakeEmbedding, startFakeLlm } from '../../test/fake-llm/index.js';
+import { OllamaBackend } from '../llm/ollama.js';
+import type { LlmBackend } from '../llm/types.js';
+import { SqliteMemoryStore } from './memory-store.js';
+import { factText, HybridMemorySearch, reciprocalRankFusion } from './search.js';
+import { type TempStores, tempStores } from './test-support.js';
+
+const logger = pino({ level: 'silent' });
+let fake: FakeLlm;
+let t: TempStores;
+let store: SqliteMemoryStore;
+let backend: OllamaBackend;
+let clock = 0;
+const now = () => new Date(clock);
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.reset();
+  t = tempStores();
+  clock = Date.parse('2026-01-01T00:00:00Z');
+  store = new SqliteMemoryStore(t.db, { now });
+  backend = new OllamaBackend({
+    baseUrl: fake.ollamaUrl,
+    model: 'test-model',
+    numCtx: 8192,
+    think: false,
+    connectTimeoutMs: 5000,
+    idleTimeoutMs: 10_000,
+  });
+});
+afterEach(() => t.dispose());
+
+/** The same backend without `embed()`, like a backend that cannot embed. */
+function withoutEmbed(b: LlmBackend): LlmBackend {
+  return {
+    id: b.id,
+    defaultModel: b.defaultModel,
+    contextWindow: b.contextWindow,
+    describe: () => b.describe(),
+    streamComplete: (r) => b.streamComplete(r),
+    complete: (r) => b.complete(r),
+    checkHealth: (s) => b.checkHealth(s),
+  };
+}
+
+const embedRequests = () => fake.requests.filter((r) => r.kind === 'embed');
+
+describe('reciprocalRankFusion', () => {
+  it('adds 1/(60 + rank) per list and breaks ties by best rank, then id', () => {
+    const fused = reciprocalRankFusion([
+      [1, 2, 3],
+      [3, 1, 4],
+    ]);
+    expect(fused.map((f) => f.id)).toEqual([1, 3, 2, 4]);
+    expect(fused[0]!.score).toBeCloseTo(1 / 61 + 1 / 62, 12);
+    expect(fused[3]!.score).toBeCloseTo(1 / 63, 12);
+    expect(reciprocalRankFusion([[2], [1]]).map((f) => f.id)).toEqual([1, 2]);
+    expect(reciprocalRankFusion([[5, 6], [7]]).map((f) => f.id)).toEqual([5, 7, 6]);
+    expect(reciprocalRankFusion([[], []])).toEqual([]);
+  });
+});
+
+describe('HybridMemorySearch', () => {
+  it('fuses full-text and vector ranks when the backend embeds', async () => {
+    const byWords = (
+      await store.upsert({ category: 'environment', key: 'nas', value: 'Keeps backups on a Synology NAS' })
+    ).fact;
+    const byMeaning = (
+      await store.upsert({ category: 'environment', key: 'storage', value: 'Owns a disk array at home' })
+    ).fact;
+    await store.upsert({ category: 'preference', key: 'tea', value: 'Likes green tea' });
+    const query = 'where are my backups';
+    // Stored vectors of the model the fake answers with: the "meaning" fact points exactly at the query.
+    await store.setEmbedding(byMeaning.id, 'test-model', Float32Array.from(fakeEmbedding(query)));
+    const search = new HybridMemorySearch({ store, backend, logger, now });
+    const { hits, mode } = await search.search(query, { limit: 5 });
+    expect(mode).toBe('hybrid');
+    const ids = hits.map((h) => h.fact.id);
+    expect(ids.slice(0, 2)).toEqual([byWords.id, byMeaning.id]);
+    expect(hits[0]).toMatchObject({ fts_rank: 1, vector_rank: 2 });
+    expect(hits[1]).toMatchObject({ fts_rank: null, vector_rank: 1 });
+    expect(hits[0]!.score).toBeCloseTo(1 / 61 + 1 / 62, 12);
+    // Facts without a vector were embedded on the way, as "category / key: value".
+    const inputs = embedRequests().flatMap((r) =>
+      Array.isArray(r.body.input) ? r.body.input : [r.body.input],
+    );
+    expect(inputs).toContain(factText(byWords));
+    expect(inputs).not.toContain(factText(byMeaning));
+  });
+
+  it('answers from full text alone with a backend that cannot embed', async () => {
+    await store.upsert({ category: 'work', key: 'editor', value: 'Uses Neovim' });
+    const search = new HybridMemorySearch({ store, backend: withoutEmbed(backend), logger, now });
+    const { hits, mode } = await search.search('neovim');
+    expect(mode).toBe('fts');
+    expect(hits.map((h) => h.fact.key)).toEqual(['editor']);
+    expect(embedRequests()).toHaveLength(0);
+  });
+
+  it('falls back to full text when embedding fails, and retries after a pause', async () => {
+    await store.upsert({ category: 'work', key: 'editor', value: 'Uses Neovim' });
+    fake.setEndpointError('embed', { status: 500, body: '{"error":"model does not support embeddings"}' });
+    const warnings: string[] = [];
+    const spy = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    const search = new HybridMemorySearch({ store, backend, logger: spy, now, retryAfterMs: 60_000 });
+    const first = await search.search('neovim');
+    expect(first).toMatchObject({ mode: 'fts', hits: [{ fact: { key: 'editor' } }] });
+    expect(embedRequests()).toHaveLength(1);
+    expect(warnings.join('')).toContain('full-text only');
+    await search.search('neovim');
+    expect(embedRequests()).toHaveLength(1); // paused
+    fake.setEndpointError('embed', undefined);
+    clock += 61_000;
+    expect((await search.search('neovim')).mode).toBe('hybrid');
+  });
+
+  it('re-embeds facts lazily when the embedding model changes', async () => {
+    for (let i = 0; i < 5; i++)
+      await store.upsert({ category: 'c', key: `k${i}`, value: `value number ${i}` });
+    await new HybridMemorySearch({ store, backend, logger, now, embeddingModel: 'embed-a' }).search('value');
+    const models = () => t.db.prepare('SELECT DISTINCT embedding_model FROM memory_facts').pluck().all();
+    expect(models()).toEqual(['embed-a']);
+    const b = new HybridMemorySearch({
+      store,
+      backend,
+      logger,
+      now,
+      embeddingModel: 'embed-b',
+      backfillPerSearch: 3,
+    });
+    await b.search('value');
+    expect((await store.missingEmbeddings('embed-b', 10)).length).toBe(2);
+    await b.search('value');
+    expect(models()).toEqual(['embed-b']);
+  });
+
+  it('indexes a saved fact at once, and an empty query finds nothing', async () => {
+    const fact = (await store.upsert({ category: 'c', key: 'k', value: 'v' })).fact;
+    const search = new HybridMemorySearch({ store, backend, logger, now });
+    expect(await search.indexFact(fact)).toBe(true);
+    expect(await store.missingEmbeddings('test-model', 10)).toEqual([]);
+    expect(await search.search('   ')).toEqual({ hits: [], mode: 'fts' });
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Imports user-written TypeScript and JavaScript (tools, context providers) so that an edited
+ * file runs its new code after a reload.
+ *
+ * Node caches every module for the life of the process, so each reload starts a new tsx
+ * namespace ("generation"): every file — and every helper it imports — is loaded afresh under
+ * it. The previous generation's loader hook is switched off; tsx cannot take it out of Node's
+ * hook chain, so each reload leaves one inert pass-through hook behind, which is cheap.
+ */
+import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { type NamespacedUnregister, register } from 'tsx/esm/api';
+
+export class ModuleImporter {
+  private generation: NamespacedUnregister | undefined;
+
+  /** Starts a new generation: imports from now on see the files as they are on disk now. */
+  async refresh(): Promise<void> {
+    const previous = this.generation;
+    this.generation = register({ namespace: randomUUID() });
+    await previous?.unregister().catch(() => {});
+  }
+
+  /** Imports `file` (absolute path) in the current generation. */
+  async import(file: string): Promise<Record<string, unknown>> {
+    if (!this.generation) await this.refresh();
+    const mod: unknown = await this.generation!.import(pathToFileURL(file).href, import.meta.url);
+    return mod as Record<string, unknown>;
+  }
+
+  async close(): Promise<void> {
+    await this.generation?.unregister().catch(() => {});
+    this.generation = undefined;
+  }
+}
+
+/** A load failure explained for the person (or agent) who wrote the file. */
+export function describeImportError(err: unknown): string {
+  if (!(err instanceof Error)) return `threw while loading: ${String(err)}`;
+  const code = (err as { code?: unknown }).code;
+  if (err.name === 'TransformError' || err.name === 'SyntaxError') return `syntax error: ${err.message}`;
+  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED') {
+    return `cannot import a dependency: ${err.message}`;
+  }
+  const stack = (err.stack ?? err.message).split('\n').slice(0, 10).join('\n');
+  return `threw while loading: ${stack}`;
+}
+
+/** Source files a folder contributes: `.ts` and `.js`, not `_`-prefixed, not tests or typings. */
+export function isLoadableFile(file: string): boolean {
+  if (file.startsWith('_') || file.startsWith('.')) return false;
+  if (file.endsWith('.d.ts') || /\.test\.[tj]s$/.test(file)) return false;
+  return /\.[tj]s$/.test(file);
+}

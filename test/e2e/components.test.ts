@@ -1,0 +1,286 @@
+/**
+ * UI components (form, card_grid), file upload and tool confirmations in a real headless
+ * Chromium against the real server and the fake LLM.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { needsProgram } from '../support/requirements.js';
+import {
+  openNewSession,
+  PHONE,
+  screenshot,
+  sendMessage,
+  startWebEnv,
+  type WebEnv,
+  waitForIdle,
+  waitForText,
+} from './web-harness.js';
+
+const formPayload = {
+  form_id: 'trip-1',
+  title: 'Trip details',
+  description: 'Tell me about your trip.',
+  submit_label: 'Plan my trip',
+  fields: [
+    { name: 'name', label: 'Your name', type: 'text', required: true, minLength: 2, pattern: '[A-Za-z ]+' },
+    { name: 'email', label: 'Email', type: 'email', required: true },
+    { name: 'people', label: 'Travellers', type: 'number', min: 1, max: 9 },
+    { name: 'when', label: 'Departure', type: 'date' },
+    {
+      name: 'kind',
+      label: 'Kind of trip',
+      type: 'select',
+      required: true,
+      options: [
+        { label: 'Beach', value: 'beach' },
+        { label: 'City', value: 'city' },
+      ],
+    },
+    {
+      name: 'extras',
+      label: 'Extras',
+      type: 'multiselect',
+      options: [
+        { label: 'Rental car', value: 'car' },
+        { label: 'Hotel', value: 'hotel' },
+      ],
+    },
+    { name: 'notes', label: 'Notes', type: 'textarea', maxLength: 50 },
+    { name: 'site', label: 'Website', type: 'url' },
+    { name: 'agree', label: 'I agree to the terms', type: 'checkbox', required: true },
+  ],
+};
+
+const gridPayload = {
+  title: 'Hotels',
+  cards: [
+    {
+      id: 'azur',
+      title: 'Hotel Azur',
+      subtitle: 'Nice · 4 stars',
+      description: 'Sea view rooms.',
+      tags: ['sea'],
+      details: 'Breakfast included, 5 minutes from the beach.',
+      fields: { price: '120 EUR' },
+    },
+    { id: 'verde', title: 'Casa Verde', subtitle: 'Lisbon', description: 'A quiet garden hotel.' },
+  ],
+};
+
+function lastUserContent(env: WebEnv): string {
+  const request = env.fake.requests.filter((r) => r.kind === 'chat').at(-1);
+  const users = (request?.body.messages ?? []).filter((m) => m.role === 'user');
+  return String(users.at(-1)?.content ?? '');
+}
+
+describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
+  'web client: components, files, confirmations',
+  () => {
+    let env: WebEnv;
+
+    beforeAll(async () => {
+      env = await startWebEnv();
+    }, 180_000);
+    afterAll(async () => {
+      await env?.close();
+    });
+    afterEach(() => {
+      expect(env.pageErrors).toEqual([]);
+      env.fake.reset();
+      env.fake.setDefault({ text: 'OK.' });
+    });
+
+    it('validates a form in the page, submits it, and keeps the summary after a reload', async () => {
+      const page = await env.newPage();
+      await openNewSession(env, page);
+      env.fake.enqueue(
+        {
+          toolCalls: [
+            { name: 'render_component', arguments: { component_name: 'form', payload: formPayload } },
+          ],
+        },
+        { text: 'Please fill in the form.' },
+      );
+      await sendMessage(page, 'Help me plan a trip');
+      const form = page.getByTestId('ui-form');
+      await form.waitFor();
+      await waitForIdle(page);
+      await screenshot(page, 'laptop-light-form');
+
+      // Invalid values are refused in the page: nothing reaches the server.
+      const chatRequests = env.fake.requests.length;
+      await form.getByLabel('Your name').fill('R2-D2');
+      await form.getByLabel('Email').fill('not-an-email');
+      await form.getByLabel('Travellers').fill('12');
+      await form.getByRole('button', { name: 'Plan my trip' }).click();
+      await waitForText(form.getByTestId('field-error'), 'expected format');
+      await waitForText(form.getByTestId('field-error'), 'email address');
+      await waitForText(form.getByTestId('field-error'), 'at most 9');
+      await waitForText(form.getByTestId('field-error'), 'required');
+      await waitForText(form.getByTestId('field-error'), 'tick this box');
+      expect(await page.getByTestId('form-summary').count()).toBe(0);
+      expect(await form.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
+
+      await form.getByLabel('Your name').fill('Ada Lovelace');
+      await form.getByLabel('Email').fill('ada@example.com');
+      await form.getByLabel('Travellers').fill('2');
+      await form.getByLabel('Departure').fill('2027-05-01');
+      await form.getByLabel('Kind of trip').selectOption('city');
+      await form.getByLabel('Hotel').check();
+      await form.getByLabel('Notes').fill('Window seat');
+      await form.getByLabel('I agree to the terms').check();
+      expect(await form.getByTestId('field-error').count()).toBe(0);
+      expect(env.fake.requests.length).toBe(chatRequests);
+      env.fake.enqueue({ text: 'Thanks, Ada: a city trip for two.' });
+      await form.getByRole('button', { name: 'Plan my trip' }).click();
+
+      const summary = page.getByTestId('form-summary');
+      await waitForText(summary, 'ada@example.com');
+      await waitForText(page.getByTestId('assistant-message').last(), 'a city trip for two');
+      const sent = JSON.parse(lastUserContent(env)) as { form_id: string; values: Record<string, unknown> };
+      expect(sent.form_id).toBe('trip-1');
+      expect(sent.values).toMatchObject({
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        people: 2,
+        when: '2027-05-01',
+        kind: 'city',
+        extras: ['hotel'],
+        agree: true,
+      });
+
+      await page.reload();
+      await waitForText(page.getByTestId('form-summary'), 'Ada Lovelace');
+      await waitForText(page.getByTestId('form-summary'), 'Hotel');
+      expect(await page.getByTestId('ui-form').count()).toBe(0);
+      await page.close();
+    });
+
+    it('shows a card grid whose cards open a details modal that Esc closes', async () => {
+      const page = await env.newPage();
+      await openNewSession(env, page);
+      env.fake.enqueue(
+        {
+          toolCalls: [
+            { name: 'render_component', arguments: { component_name: 'card_grid', payload: gridPayload } },
+          ],
+        },
+        { text: 'Here are two hotels.' },
+      );
+      await sendMessage(page, 'Find hotels');
+      const grid = page.getByTestId('card-grid');
+      await waitForText(grid, 'Casa Verde');
+      await waitForIdle(page);
+      await grid.getByRole('button', { name: /Hotel Azur/ }).click();
+      const details = page.getByTestId('card-details');
+      await waitForText(details, 'Breakfast included');
+      await waitForText(details, '120 EUR');
+      await screenshot(page, 'laptop-light-card-modal');
+      await page.keyboard.press('Escape');
+      await details.waitFor({ state: 'hidden' });
+      // Still there after a reload, from the tool message's metadata.
+      await page.reload();
+      await waitForText(page.getByTestId('card-grid'), 'Hotel Azur');
+      await page.close();
+    });
+
+    it('uploads a file with progress and sends it with the message', async () => {
+      const page = await env.newPage();
+      const id = await openNewSession(env, page);
+      await page.getByTestId('file-input').setInputFiles({
+        name: 'notes.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('Remember the milk.\n'.repeat(2000)),
+      });
+      await page.locator('[data-testid="upload"][data-state="done"]').waitFor();
+      env.fake.enqueue({ text: 'I read your notes.' });
+      await sendMessage(page, 'What is in this file?');
+      await waitForText(page.getByTestId('user-message').last(), 'notes.txt');
+      await waitForText(page.getByTestId('assistant-message').last(), 'I read your notes.');
+      const content = lastUserContent(env);
+      expect(content).toContain('What is in this file?');
+      expect(content).toContain('notes.txt');
+      const stored = await env.navi.services.files.list(id);
+      expect(stored.map((f) => f.name)).toContain('notes.txt');
+      expect(readFileSync(stored.find((f) => f.name === 'notes.txt')?.path ?? '', 'utf8')).toContain('milk');
+      await page.close();
+    });
+
+    it('sends a pasted image as base64 with the message', async () => {
+      const page = await env.newPage();
+      await openNewSession(env, page);
+      // A 1×1 PNG, pasted as the clipboard's image file.
+      const png =
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      await page.getByTestId('composer').focus();
+      await page.evaluate((base64) => {
+        const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'dot.png', { type: 'image/png' }));
+        const event = new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true });
+        document.querySelector('[data-testid="composer"]')?.dispatchEvent(event);
+      }, png);
+      await page.getByTestId('image-preview').waitFor();
+      env.fake.enqueue({ text: 'A tiny dot.' });
+      await sendMessage(page, 'What is this?');
+      await waitForText(page.getByTestId('assistant-message').last(), 'A tiny dot.');
+      const request = env.fake.requests.filter((r) => r.kind === 'chat').at(-1);
+      const user = (request?.body.messages ?? []).filter((m) => m.role === 'user').at(-1);
+      expect(user?.images?.[0]).toBe(png);
+      expect(await page.locator('[data-testid="user-message"] img').count()).toBe(1);
+      await page.close();
+    });
+
+    it('asks before a tool that needs approval, and honours approve and deny', async () => {
+      const page = await env.newPage();
+      await openNewSession(env, page);
+      env.fake.enqueue(
+        { toolCalls: [{ name: 'dangerous_op', arguments: { what: 'format the disk' } }] },
+        { text: 'Done as you approved.' },
+      );
+      await sendMessage(page, 'Format the disk');
+      const prompt = page.getByTestId('tool-confirm');
+      await waitForText(prompt, 'format the disk');
+      await screenshot(page, 'laptop-light-confirm');
+      await prompt.getByTestId('approve').click();
+      await page.locator('[data-testid="tool-card"][data-tool="dangerous_op"][data-status="done"]').waitFor();
+      await waitForText(page.getByTestId('assistant-message').last(), 'Done as you approved.');
+
+      env.fake.enqueue(
+        { toolCalls: [{ name: 'dangerous_op', arguments: { what: 'delete the backups' } }] },
+        { text: 'I did not delete them.' },
+      );
+      await sendMessage(page, 'Delete the backups');
+      await waitForText(page.getByTestId('tool-confirm'), 'delete the backups');
+      await page.getByTestId('tool-confirm').getByTestId('deny').click();
+      await waitForText(page.getByTestId('assistant-message').last(), 'I did not delete them.');
+      const denied = page.locator('[data-testid="tool-card"][data-tool="dangerous_op"]').last();
+      expect(await denied.getAttribute('data-status')).toBe('failed');
+      expect(await page.getByTestId('tool-confirm').count()).toBe(0);
+      await page.close();
+    });
+
+    it('works on a phone-sized screen, in dark mode too', async () => {
+      const page = await env.newPage(PHONE);
+      await openNewSession(env, page);
+      env.fake.enqueue(
+        {
+          toolCalls: [
+            { name: 'render_component', arguments: { component_name: 'form', payload: formPayload } },
+          ],
+        },
+        { text: 'Please fill in the **form** below.' },
+      );
+      await sendMessage(page, 'Plan a trip on my phone');
+      await page.getByTestId('ui-form').waitFor();
+      await waitForIdle(page);
+      await screenshot(page, 'phone-light-form');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await screenshot(page, 'phone-dark-form');
+      // Nothing may be wider than the screen.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.close();
+    });
+  },
+);

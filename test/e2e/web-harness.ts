@@ -1,0 +1,197 @@
+/**
+ * Everything the browser tests share: the real Navi server (createServices + buildApp on a real
+ * port, SQLite in a temporary folder) against the scripted fake LLM server, a few test tools
+ * that produce UI components, wait on the test, or need the user's approval, and a headless
+ * Debian Chromium driven by playwright-core.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { ensureWebBuild } from '../../src/cli/web-build.js';
+import { silentLogger } from '../../src/config/logger.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
+import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+export const SCREENSHOT_DIR = join(repoRoot, 'test-artifacts', 'screenshots');
+
+/** Lets a test decide when the `slow_task` tool finishes. */
+export class Gate {
+  private waiting: (() => void)[] = [];
+  private opened = 0;
+  wait(signal: AbortSignal): Promise<void> {
+    if (this.opened > 0) {
+      this.opened -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting.push(resolve);
+      signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+    });
+  }
+  open(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.opened += 1;
+  }
+}
+
+function testTools(gate: Gate): ToolDefinition[] {
+  return [
+    {
+      name: 'render_component',
+      description: 'Renders a UI component (card_grid or form) in the chat.',
+      parameters: {
+        type: 'object',
+        properties: { component_name: { type: 'string' }, payload: { type: 'object' } },
+        required: ['component_name', 'payload'],
+      },
+      execute: async (params) => ({
+        success: true,
+        output: `Component '${String(params.component_name)}' rendered`,
+        metadata: { ui_component: { component: params.component_name, payload: params.payload } },
+      }),
+    },
+    {
+      name: 'slow_task',
+      description: 'Works until the test lets it finish.',
+      parameters: { type: 'object', properties: { job: { type: 'string' } } },
+      execute: async (params, ctx) => {
+        await gate.wait(ctx.signal);
+        return { success: true, output: `finished ${String(params.job)}` };
+      },
+    },
+    {
+      name: 'dangerous_op',
+      description: 'Does something that needs the user to approve it.',
+      parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+      execute: async (params) => ({ success: true, output: `did ${String(params.what)}` }),
+    },
+  ];
+}
+
+function writeProfiles(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const common = { system_prompt: 'You are a test assistant.', enabled_tools: ['*'], max_iterations: 10 };
+  writeFileSync(
+    join(dir, 'tester.json'),
+    JSON.stringify({ ...common, id: 'tester', name: 'Tester', confirm_tools: ['dangerous_op'] }),
+  );
+  writeFileSync(
+    join(dir, 'planner.json'),
+    JSON.stringify({ ...common, id: 'planner', name: 'Planner', planning_enabled: true }),
+  );
+}
+
+export interface WebEnv {
+  fake: FakeLlm;
+  navi: NaviHandle;
+  browser: Browser;
+  gate: Gate;
+  /** A page at the given size (laptop by default), with errors of the page collected. */
+  newPage(viewport?: { width: number; height: number }): Promise<Page>;
+  /** Errors thrown in any page so far (a test fails on them). */
+  pageErrors: string[];
+  /** Closes the server and starts it again on the same port with the same database. */
+  restart(between?: () => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startWebEnv(): Promise<WebEnv> {
+  await ensureWebBuild({ root: repoRoot, logger: silentLogger() });
+  const fake = await startFakeLlm();
+  fake.setDefault({ text: 'OK.' });
+  const dir = tempDir('navi-e2e-');
+  const profilesDir = join(dir, 'profiles');
+  writeProfiles(profilesDir);
+  const gate = new Gate();
+  const settings = {
+    DEFAULT_LLM_BACKEND: 'ollama',
+    OLLAMA_HOST: fake.ollamaUrl,
+    OLLAMA_DEFAULT_MODEL: 'test-model',
+    OLLAMA_NUM_CTX: '8192',
+    PROFILES_DIR: profilesDir,
+    DEFAULT_PROFILE: 'tester',
+    CONTEXT_COMPRESSION_ENABLED: 'false',
+    NAVI_SANDBOX: 'off',
+  };
+  const start = async (port?: number): Promise<NaviHandle> => {
+    const handle = await startNavi({ dir, settings, ...(port ? { port } : {}) });
+    for (const tool of testTools(gate)) handle.services.tools.register({ source: 'builtin', tool });
+    return handle;
+  };
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const pageErrors: string[] = [];
+  const env: WebEnv = {
+    fake,
+    navi: await start(),
+    browser,
+    gate,
+    pageErrors,
+    async newPage(viewport = LAPTOP) {
+      const page = await browser.newPage({ viewport });
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      return page;
+    },
+    async restart(between) {
+      const port = env.navi.port;
+      await env.navi.close();
+      await between?.();
+      env.navi = await start(port);
+    },
+    async close() {
+      await browser.close();
+      await env.navi.close();
+      await fake.close();
+    },
+  };
+  return env;
+}
+
+/** Saves a screenshot under test-artifacts/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: 'disabled' });
+}
+
+/** Opens a new session of `profileId` in the page through the REST API and the URL. */
+export async function openNewSession(env: WebEnv, page: Page, profileId?: string): Promise<string> {
+  const id = await env.navi.createSession(profileId);
+  await page.goto(`${env.navi.url}/#/sessions/${id}`);
+  await page.getByTestId('connection').and(page.locator('[data-state="open"]')).waitFor();
+  return id;
+}
+
+/** Types a message into the composer and sends it with Enter. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  const box = page.getByTestId('composer');
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+/** Waits until the locator's text contains `text`. */
+export async function waitForText(locator: Locator, text: string): Promise<void> {
+  await locator.filter({ hasText: text }).first().waitFor();
+}
+
+/** Waits until the current run is over (the composer is enabled again). */
+export async function waitForIdle(page: Page): Promise<void> {
+  await page.getByTestId('send').waitFor();
+  await page.waitForFunction(() => {
+    const box = document.querySelector<HTMLTextAreaElement>('[data-testid="composer"]');
+    return box !== null && !box.disabled;
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The `navi` command itself, run as a real child process: help, unknown commands, a bad setting
+ * stopping start-up with the variable's name, and `navi doctor` against a reachable and an
+ * unreachable LLM, with a broken user tool and a broken MCP config reported by name.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { repoRoot, tempDir } from '../support/navi.js';
+import { plainProfile, profilesDir } from '../support/profiles.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function navi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the navi command', () => {
+  let fake: FakeLlm;
+  const dir = tempDir('navi-cli-');
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    env = {
+      DB_PATH: join(dir, 'navi.db'),
+      SESSION_FILES_DIR: join(dir, 'files'),
+      TOOLS_DIR: join(dir, 'tools'),
+      CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
+      MCP_SERVERS_DIR: join(dir, 'mcp'),
+      OLLAMA_HOST: fake.ollamaUrl,
+      OLLAMA_DEFAULT_MODEL: 'test-model',
+      PROFILES_DIR: profilesDir([plainProfile]),
+      DEFAULT_PROFILE: 'plain',
+      LOG_LEVEL: 'ERROR',
+    };
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('prints its usage for help and refuses an unknown command with exit code 2', async () => {
+    const help = await navi(['help'], env, dir);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('doctor');
+    const unknown = await navi(['frobnicate'], env, dir);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('stops on a bad setting and names the variable', async () => {
+    const run = await navi(['doctor'], { ...env, NAVI_PORT: 'eighty' }, dir);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('NAVI_PORT');
+  });
+
+  it('doctor passes when the LLM answers and nothing failed to load', async () => {
+    const run = await navi(['doctor'], env, dir);
+    expect(run.stdout).toMatch(/\[ok\] +database/);
+    expect(run.stdout).toMatch(/\[ok\] +llm ollama/);
+    expect(run.stdout).toContain('All checks passed.');
+    expect(run.code).toBe(0);
+  });
+
+  it('doctor fails, naming the backend, the broken tool and the broken MCP config', async () => {
+    const broken = tempDir('navi-cli-broken-');
+    mkdirSync(join(broken, 'tools'));
+    writeFileSync(join(broken, 'tools', 'half.ts'), 'export const name = "half";\n');
+    mkdirSync(join(broken, 'mcp'));
+    writeFileSync(join(broken, 'mcp', 'bad.json'), '{ not json');
+    const run = await navi(
+      ['doctor'],
+      {
+        ...env,
+        OLLAMA_HOST: await closedPortUrl(),
+        TOOLS_DIR: join(broken, 'tools'),
+        MCP_SERVERS_DIR: join(broken, 'mcp'),
+      },
+      broken,
+    );
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/\[FAIL\] llm ollama: Cannot reach the Ollama server/);
+    expect(run.stdout).toMatch(/\[FAIL\] tools: .*half\.ts/);
+    expect(run.stdout).toMatch(/\[FAIL\] mcp config bad\.json/);
+  });
+});

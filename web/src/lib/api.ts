@@ -1,0 +1,131 @@
+/**
+ * REST calls of DESIGN §5. Every failure becomes an `ApiError` carrying the server's
+ * `{error}` text (or a plain description of a network failure), ready to show to a person.
+ */
+import type {
+  ErrorBody,
+  ProfileSummary,
+  SessionDetail,
+  SessionMessage,
+  SessionSummary,
+  UploadedFile,
+} from '@protocol/rest.js';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Called when the server answers 401, so the app can ask for the access token. */
+let onUnauthorized: () => void = () => {};
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+function errorText(status: number, body: unknown, fallback: string): string {
+  if (body && typeof body === 'object' && typeof (body as ErrorBody).error === 'string') {
+    return (body as ErrorBody).error;
+  }
+  if (status === 413) return 'The file is larger than the server accepts.';
+  return fallback;
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError('The Navi server cannot be reached. Check that it is running.', 0);
+  }
+  if (response.status === 204) return undefined as T;
+  let parsed: unknown;
+  try {
+    parsed = await response.json();
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    if (response.status === 401) onUnauthorized();
+    throw new ApiError(
+      errorText(response.status, parsed, `${method} ${path} failed (${response.status})`),
+      response.status,
+    );
+  }
+  return parsed as T;
+}
+
+export const api = {
+  listSessions: () => request<SessionSummary[]>('GET', '/sessions'),
+  getSession: (id: string) => request<SessionDetail>('GET', `/sessions/${encodeURIComponent(id)}`),
+  getContext: (id: string) =>
+    request<{ messages: SessionMessage[] }>('GET', `/sessions/${encodeURIComponent(id)}/context`),
+  createSession: (profileId?: string) =>
+    request<{ session_id: string; profile_id: string; created_at: string }>(
+      'POST',
+      '/sessions',
+      profileId ? { profile_id: profileId } : {},
+    ),
+  renameSession: (id: string, title: string) =>
+    request<unknown>('PATCH', `/sessions/${encodeURIComponent(id)}`, { title }),
+  pinSession: (id: string, pinned: boolean) =>
+    request<unknown>('PATCH', `/sessions/${encodeURIComponent(id)}/pin`, { pinned }),
+  deleteSession: (id: string) => request<void>('DELETE', `/sessions/${encodeURIComponent(id)}`),
+  listProfiles: () => request<ProfileSummary[]>('GET', '/agents/profiles'),
+  stopRun: (id: string) => request<{ stopped: boolean }>('POST', `/sessions/${encodeURIComponent(id)}/stop`),
+  login: (token: string) => request<unknown>('POST', '/auth/login', { token }),
+};
+
+/**
+ * Uploads one file with XMLHttpRequest, because fetch cannot report upload progress.
+ * `onProgress` receives a fraction in [0, 1]. Aborting the signal cancels the upload.
+ */
+export function uploadFile(
+  sessionId: string,
+  file: File,
+  onProgress: (fraction: number) => void,
+  signal?: AbortSignal,
+): Promise<UploadedFile> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `/sessions/${encodeURIComponent(sessionId)}/files`);
+    xhr.responseType = 'json';
+    xhr.upload.addEventListener('progress', (event) => {
+      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+    });
+    xhr.addEventListener('load', () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(1);
+        resolve(xhr.response as UploadedFile);
+      } else {
+        if (xhr.status === 401) onUnauthorized();
+        reject(
+          new ApiError(errorText(xhr.status, xhr.response, `Upload failed (${xhr.status})`), xhr.status),
+        );
+      }
+    });
+    xhr.addEventListener('error', () =>
+      reject(new ApiError('The upload was interrupted: network error.', 0)),
+    );
+    xhr.addEventListener('abort', () => reject(new ApiError('Upload cancelled.', 0)));
+    signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+    const form = new FormData();
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}
+
+/** A readable message for anything thrown. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,118 @@
+/** What the chat shows: one entry per bubble, card or notice, built from events or history. */
+import type { ToolArgs } from '@protocol/events.js';
+
+export interface UserEntry {
+  kind: 'user';
+  key: string;
+  text: string;
+  /** Image sources ready for `<img src>` (data: URIs). */
+  images: string[];
+  files: string[];
+}
+
+export interface AssistantEntry {
+  kind: 'assistant';
+  key: string;
+  text: string;
+  streaming: boolean;
+  /** A partial answer saved when the run was stopped or failed. */
+  interrupted: boolean;
+}
+
+export interface ThinkingEntry {
+  kind: 'thinking';
+  key: string;
+  text: string;
+  done: boolean;
+}
+
+export interface PlanEntry {
+  kind: 'plan';
+  key: string;
+  plan: string;
+}
+
+export type ToolStatus = 'running' | 'done' | 'failed' | 'cancelled';
+export type ConfirmState = 'pending' | 'sent-approve' | 'sent-deny' | null;
+
+export interface ToolEntry {
+  kind: 'tool';
+  key: string;
+  callId: string;
+  tool: string;
+  args: ToolArgs;
+  status: ToolStatus;
+  result: string | null;
+  metadata: Record<string, unknown>;
+  isSubagent: boolean;
+  /** Subagent calls and reasoning nested under a `spawn_agent` card. */
+  children: (ToolEntry | ThinkingEntry)[];
+  confirm: ConfirmState;
+  /** Values of a submitted form component (from this client or from `metadata.form_submitted`). */
+  formSubmitted: Record<string, unknown> | null;
+}
+
+export interface NoticeEntry {
+  kind: 'notice';
+  key: string;
+  text: string;
+}
+
+export interface ErrorEntry {
+  kind: 'error';
+  key: string;
+  message: string;
+  hint: string;
+}
+
+export type ChatEntry =
+  | UserEntry
+  | AssistantEntry
+  | ThinkingEntry
+  | PlanEntry
+  | ToolEntry
+  | NoticeEntry
+  | ErrorEntry;
+
+let counter = 0;
+/** A key unique within the page, for `v-for`. */
+export function newKey(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+/** `data:` URI for a stored base64 image (the server keeps them without prefix). */
+export function imageSource(image: string): string {
+  if (image.startsWith('data:')) return image;
+  // Browsers sniff the real format, so the declared type only has to be an image type.
+  const mime = image.startsWith('/9j/') ? 'image/jpeg' : image.startsWith('R0lG') ? 'image/gif' : 'image/png';
+  return `data:${mime};base64,${image}`;
+}
+
+export function newToolEntry(callId: string, tool: string, args: ToolArgs, isSubagent: boolean): ToolEntry {
+  return {
+    kind: 'tool',
+    key: newKey('tool'),
+    callId,
+    tool,
+    args,
+    status: 'running',
+    result: null,
+    metadata: {},
+    isSubagent,
+    children: [],
+    confirm: null,
+    formSubmitted: null,
+  };
+}
+
+/** `metadata.form_submitted.values` when present. */
+export function submittedValues(
+  metadata: Record<string, unknown> | undefined,
+): Record<string, unknown> | null {
+  const submitted = metadata?.form_submitted;
+  if (!submitted || typeof submitted !== 'object') return null;
+  const values = (submitted as { values?: unknown }).values;
+  if (values && typeof values === 'object') return values as Record<string, unknown>;
+  return submitted as Record<string, unknown>;
+}

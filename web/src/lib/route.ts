@@ -1,0 +1,29 @@
+/**
+ * Hash routing (`#/sessions/<id>`): reload and back/forward work without any server fallback.
+ */
+import { type Ref, ref } from 'vue';
+
+export interface Route {
+  sessionId: string | null;
+}
+
+export function parseHash(hash: string): Route {
+  const match = /^#\/sessions\/([^/?#]+)/.exec(hash);
+  return { sessionId: match?.[1] ? decodeURIComponent(match[1]) : null };
+}
+
+export function sessionHref(sessionId: string): string {
+  return `#/sessions/${encodeURIComponent(sessionId)}`;
+}
+
+/** A reactive route that follows `location.hash`. */
+export function useHashRoute(): { route: Ref<Route>; navigate: (sessionId: string | null) => void } {
+  const route = ref<Route>(parseHash(window.location.hash));
+  window.addEventListener('hashchange', () => {
+    route.value = parseHash(window.location.hash);
+  });
+  const navigate = (sessionId: string | null): void => {
+    window.location.hash = sessionId ? sessionHref(sessionId) : '#/';
+  };
+  return { route, navigate };
+}

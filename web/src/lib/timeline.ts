@@ -1,0 +1,386 @@
+/**
+ * The live chat of one session: history entries plus the events of runs, applied in order.
+ *
+ * Events are de-duplicated by `run_id` + `seq`, so the replay the server sends on every
+ * (re)connection never shows twice. Text deltas are gathered in plain strings and moved into
+ * the reactive entries once per animation frame, so a fast stream costs one render per frame.
+ */
+import type { RunTrigger, ServerEvent } from '@protocol/events.js';
+import { reactive } from 'vue';
+import {
+  type AssistantEntry,
+  type ChatEntry,
+  newKey,
+  newToolEntry,
+  type ThinkingEntry,
+  type ToolEntry,
+} from './entries.js';
+
+export interface TimelineState {
+  entries: ChatEntry[];
+  running: boolean;
+  runId: string | null;
+  contextTokens: number | null;
+  maxContextTokens: number | null;
+  profileId: string | null;
+}
+
+export type FrameScheduler = (callback: () => void) => void;
+
+const defaultScheduler: FrameScheduler = (callback) => {
+  // rAF does not run in hidden tabs; the timeout keeps text flowing there too.
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    callback();
+  };
+  requestAnimationFrame(run);
+  setTimeout(run, 250);
+};
+
+function errorHint(message: string, recoverable: boolean): string {
+  if (recoverable) return 'Nothing was lost: fix what the message says and try again.';
+  if (/connect|refused|unreachable|ECONN|fetch failed|backend/i.test(message)) {
+    return 'The run ended. Check that the LLM server is running (navi doctor tells you what is wrong), then send your message again.';
+  }
+  return 'The run ended. What was already said is saved: you can send your message again.';
+}
+
+export class Timeline {
+  readonly state: TimelineState = reactive({
+    entries: [],
+    running: false,
+    runId: null,
+    contextTokens: null,
+    maxContextTokens: null,
+    profileId: null,
+  });
+
+  private seen = new Set<string>();
+  private thinking: ThinkingEntry | null = null;
+  private answer: AssistantEntry | null = null;
+  private pending = new Map<ThinkingEntry | AssistantEntry, string>();
+  private flushScheduled = false;
+
+  constructor(private readonly schedule: FrameScheduler = defaultScheduler) {}
+
+  /** Replaces everything with history; forgets seen events (a new connection replays from seq 1). */
+  reset(entries: ChatEntry[]): void {
+    this.pending.clear();
+    this.seen.clear();
+    this.thinking = null;
+    this.answer = null;
+    this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
+    this.state.running = false;
+    this.state.runId = null;
+  }
+
+  /** Adds an entry created by this client (the user's own message). */
+  push<T extends ChatEntry>(entry: T): T {
+    const live = reactive(entry) as T;
+    this.state.entries.push(live);
+    return live;
+  }
+
+  /**
+   * A run this client did not see start is being replayed from its first event, and the
+   * history already holds what that run saved so far: drop that part, the replay rebuilds it.
+   * A user's run starts after its user message; a form or recall run has none, so its part is
+   * what follows the last finished answer.
+   */
+  dropUnfinishedRun(trigger: RunTrigger): void {
+    const entries = this.state.entries;
+    let i = entries.length - 1;
+    for (; i >= 0; i -= 1) {
+      const entry = entries[i];
+      if (!entry || entry.kind === 'user') break;
+      if (trigger !== 'user' && entry.kind === 'assistant' && !entry.interrupted) break;
+      if (trigger !== 'user' && entry.kind === 'notice') break;
+    }
+    entries.splice(i + 1);
+  }
+
+  /** Every tool card, nested ones included. */
+  cards(): ToolEntry[] {
+    return [...this.allCards()];
+  }
+
+  /** Applies one event; false when it was a duplicate. */
+  apply(event: ServerEvent): boolean {
+    if (event.run_id !== undefined && event.seq !== undefined) {
+      const id = `${event.run_id}#${event.seq}`;
+      if (this.seen.has(id)) return false;
+      this.seen.add(id);
+    }
+    switch (event.type) {
+      case 'stream_start':
+        this.flush();
+        this.state.running = true;
+        this.state.runId = event.run_id ?? null;
+        this.thinking = null;
+        this.answer = null;
+        break;
+      case 'thinking_delta': {
+        if (!this.thinking || this.thinking.done) {
+          this.thinking = this.push<ThinkingEntry>({
+            kind: 'thinking',
+            key: newKey('thinking'),
+            text: '',
+            done: false,
+          });
+        }
+        this.append(this.thinking, event.delta);
+        break;
+      }
+      case 'thinking_end':
+        this.closeThinking();
+        break;
+      case 'turn_thinking': {
+        if (event.is_subagent) {
+          const parent = this.runningSpawn();
+          const entry: ThinkingEntry = {
+            kind: 'thinking',
+            key: newKey('thinking'),
+            text: event.thinking,
+            done: true,
+          };
+          if (parent) parent.children.push(entry);
+          else this.push(entry);
+          break;
+        }
+        this.flush();
+        const last = this.lastOfRun('thinking');
+        if (last && last.kind === 'thinking' && last.text.trim() === event.thinking.trim()) {
+          last.done = true;
+          break;
+        }
+        this.closeThinking();
+        this.push<ThinkingEntry>({
+          kind: 'thinking',
+          key: newKey('thinking'),
+          text: event.thinking,
+          done: true,
+        });
+        break;
+      }
+      case 'plan_ready':
+        this.closeThinking();
+        this.push({ kind: 'plan', key: newKey('plan'), plan: event.plan });
+        break;
+      case 'tool_started': {
+        const card = this.findCard(event.call_id);
+        if (card) {
+          card.args = event.args;
+          break;
+        }
+        const entry = newToolEntry(event.call_id, event.tool, event.args, event.is_subagent);
+        if (event.is_subagent) {
+          const parent = this.runningSpawn();
+          if (parent) {
+            parent.children.push(entry);
+            break;
+          }
+        } else {
+          // Text after the tools is a new answer bubble, below the cards.
+          this.closeThinking();
+          this.closeAnswer(false);
+        }
+        this.push(entry);
+        break;
+      }
+      case 'tool_confirm_request': {
+        let card = this.findCard(event.call_id);
+        if (!card) {
+          this.closeThinking();
+          this.closeAnswer(false);
+          card = this.push(newToolEntry(event.call_id, event.tool, event.args, false));
+        }
+        card.confirm = 'pending';
+        break;
+      }
+      case 'tool_call': {
+        let card = this.findCard(event.call_id);
+        if (!card) {
+          const parent = event.is_subagent ? this.runningSpawn() : null;
+          const entry = newToolEntry(event.call_id, event.tool, event.args, event.is_subagent);
+          if (parent) {
+            parent.children.push(entry);
+            card = parent.children[parent.children.length - 1] as ToolEntry;
+          } else {
+            card = this.push(entry);
+          }
+        }
+        card.args = event.args;
+        card.result = event.result;
+        card.status = event.success ? 'done' : 'failed';
+        card.metadata = event.metadata ?? {};
+        card.confirm = null;
+        break;
+      }
+      case 'stream_delta': {
+        if (!this.answer) {
+          this.closeThinking();
+          this.answer = this.push<AssistantEntry>({
+            kind: 'assistant',
+            key: newKey('answer'),
+            text: '',
+            streaming: true,
+            interrupted: false,
+          });
+        }
+        this.append(this.answer, event.delta);
+        break;
+      }
+      case 'stream_end': {
+        this.flush();
+        this.closeThinking();
+        if (this.answer) {
+          if (event.content && this.answer.text !== event.content) this.answer.text = event.content;
+        } else if (event.content && !this.lastAnswerHas(event.content)) {
+          this.push<AssistantEntry>({
+            kind: 'assistant',
+            key: newKey('answer'),
+            text: event.content,
+            streaming: false,
+            interrupted: false,
+          });
+        }
+        this.closeAnswer(false);
+        this.state.contextTokens = event.context_tokens;
+        this.state.maxContextTokens = event.max_context_tokens;
+        this.endRun();
+        break;
+      }
+      case 'stream_stopped': {
+        this.flush();
+        this.closeThinking();
+        if (!this.answer && event.content) {
+          this.answer = this.push<AssistantEntry>({
+            kind: 'assistant',
+            key: newKey('answer'),
+            text: event.content,
+            streaming: true,
+            interrupted: false,
+          });
+        }
+        this.closeAnswer(true);
+        this.push({ kind: 'notice', key: newKey('notice'), text: 'Stopped. The partial answer was saved.' });
+        this.endRun();
+        break;
+      }
+      case 'context_compressed':
+        this.push({
+          kind: 'notice',
+          key: newKey('notice'),
+          text: `Context compressed: ${event.messages_before} → ${event.messages_after} messages kept for the model.`,
+        });
+        break;
+      case 'profile_switched':
+        this.state.profileId = event.profile_id;
+        this.push({
+          kind: 'notice',
+          key: newKey('notice'),
+          text: `Switched to profile “${event.profile_name}”.`,
+        });
+        break;
+      case 'error': {
+        this.flush();
+        this.push({
+          kind: 'error',
+          key: newKey('error'),
+          message: event.message,
+          hint: errorHint(event.message, event.recoverable),
+        });
+        if (!event.recoverable && (event.run_id === undefined || event.run_id === this.state.runId)) {
+          this.closeThinking();
+          this.closeAnswer(true);
+          this.endRun();
+        }
+        break;
+      }
+    }
+    return true;
+  }
+
+  /** Moves gathered deltas into the entries now (before a terminal event, or on a frame). */
+  flush(): void {
+    for (const [entry, text] of this.pending) entry.text += text;
+    this.pending.clear();
+  }
+
+  private append(entry: ThinkingEntry | AssistantEntry, delta: string): void {
+    this.pending.set(entry, (this.pending.get(entry) ?? '') + delta);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    this.schedule(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private closeThinking(): void {
+    this.flush();
+    if (this.thinking) this.thinking.done = true;
+    this.thinking = null;
+  }
+
+  private closeAnswer(interrupted: boolean): void {
+    this.flush();
+    if (this.answer) {
+      this.answer.streaming = false;
+      if (interrupted) this.answer.interrupted = true;
+    }
+    this.answer = null;
+  }
+
+  private endRun(): void {
+    for (const card of this.allCards()) {
+      if (card.status === 'running') card.status = 'cancelled';
+      if (card.confirm === 'pending') card.confirm = null;
+    }
+    this.state.running = false;
+  }
+
+  private lastAnswerHas(content: string): boolean {
+    const last = this.state.entries[this.state.entries.length - 1];
+    return last?.kind === 'assistant' && last.text === content;
+  }
+
+  private lastOfRun(kind: ChatEntry['kind']): ChatEntry | undefined {
+    const entries = this.state.entries;
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const entry = entries[i];
+      if (!entry || entry.kind === 'user') return undefined;
+      if (entry.kind === kind) return entry;
+    }
+    return undefined;
+  }
+
+  private *allCards(): Generator<ToolEntry> {
+    const walk = function* (list: readonly (ChatEntry | ThinkingEntry)[]): Generator<ToolEntry> {
+      for (const entry of list) {
+        if (entry.kind === 'tool') {
+          yield entry;
+          yield* walk(entry.children);
+        }
+      }
+    };
+    yield* walk(this.state.entries);
+  }
+
+  private findCard(callId: string): ToolEntry | undefined {
+    for (const card of this.allCards()) if (card.callId === callId) return card;
+    return undefined;
+  }
+
+  /** The latest top-level `spawn_agent` call still running: the parent of subagent events. */
+  private runningSpawn(): ToolEntry | undefined {
+    const entries = this.state.entries;
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const entry = entries[i];
+      if (entry?.kind === 'tool' && entry.tool === 'spawn_agent' && entry.status === 'running') return entry;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,6 @@
+/** Entry point of the Navi web client. */
+import { createApp } from 'vue';
+import App from './App.vue';
+import './styles.css';
+
+createApp(App).mount('#app');

@@ -1,0 +1,26 @@
+/**
+ * Build of the web client: `vite build --config web/vite.config.ts` writes static files to
+ * web/dist, which the server serves at `/`. Shared protocol types come from ../src/protocol via
+ * the `@protocol` alias (types only: nothing from the server ends up in the bundle).
+ */
+import { fileURLToPath } from 'node:url';
+import vue from '@vitejs/plugin-vue';
+import { defineConfig } from 'vite';
+
+const webRoot = fileURLToPath(new URL('.', import.meta.url));
+
+export default defineConfig({
+  root: webRoot,
+  // Relative asset URLs: the client works wherever the server mounts it.
+  base: './',
+  plugins: [vue()],
+  resolve: {
+    alias: { '@protocol': fileURLToPath(new URL('../src/protocol', import.meta.url)) },
+  },
+  build: {
+    outDir: fileURLToPath(new URL('./dist', import.meta.url)),
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 800,
+  },
+  logLevel: 'warn',
+});
