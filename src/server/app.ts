@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyMultipart from '@fastify/multipart';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/commands.js';
 import { registerAuth } from './auth.js';
 import type { ServerContext } from './context.js';
@@ -65,7 +65,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
     bodyLimit: options.bodyLimitBytes ?? 40 * 1024 * 1024,
     // Client mistakes must be refused, not silently coerced ("true" is not a boolean).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
 

@@ -1,0 +1,181 @@
+/**
+ * The streaming relay, measured end to end: a real `navi serve` child process, a fake LLM
+ * server streaming one character per chunk as fast as it can, and 1 or 50 WebSocket clients.
+ *
+ * Figures: CPU time the Navi process spends per relayed token (read from /proc, so the fake
+ * LLM and the clients, which live in this process, are not counted), events per second
+ * delivered to all clients together, and bytes on the wire per byte of answer.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import WebSocket from 'ws';
+import { isTerminalEvent, type ServerEvent } from '../src/protocol/events.js';
+import { closedPortUrl, type FakeLlm, startFakeLlm } from '../test/fake-llm/index.js';
+import { repoRoot, tempDir } from '../test/support/navi.js';
+import { plainProfile, profilesDir } from '../test/support/profiles.js';
+import type { BenchRow } from './types.js';
+
+const ANSWER_CHARS = 20_000;
+/** Linux reports process CPU in clock ticks; 100 per second on every distribution we run on. */
+const CLOCK_TICKS = 100;
+
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / CLOCK_TICKS;
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('navi did not become healthy within 60 s');
+}
+
+interface Listener {
+  socket: WebSocket;
+  events: number;
+  bytes: number;
+  /** Bytes of the final `stream_end`, which carries the whole answer once more by design. */
+  endBytes: number;
+  done: Promise<void>;
+}
+
+function listen(url: string): Promise<Listener> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    let finish: () => void = () => {};
+    const listener: Listener = {
+      socket,
+      events: 0,
+      bytes: 0,
+      endBytes: 0,
+      done: new Promise<void>((r) => {
+        finish = r;
+      }),
+    };
+    socket.on('message', (data: Buffer) => {
+      listener.bytes += data.length;
+      const event = JSON.parse(data.toString()) as ServerEvent;
+      if (event.run_id === undefined) return;
+      listener.events += 1;
+      if (event.type === 'stream_end') listener.endBytes += data.length;
+      if (isTerminalEvent(event)) finish();
+    });
+    socket.once('open', () => resolve(listener));
+    socket.once('error', reject);
+  });
+}
+
+async function oneRun(base: string, port: number, clients: number, pid: number) {
+  const created = (await (
+    await fetch(`${base}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+  ).json()) as { session_id: string };
+  const ws = `ws://127.0.0.1:${port}/ws/sessions/${created.session_id}`;
+  const listeners = await Promise.all(Array.from({ length: clients }, () => listen(ws)));
+  const cpuBefore = cpuMs(pid);
+  const started = performance.now();
+  listeners[0]!.socket.send(JSON.stringify({ type: 'message', content: 'Write a long answer.' }));
+  await Promise.all(listeners.map((l) => l.done));
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuMs(pid) - cpuBefore;
+  for (const l of listeners) l.socket.close();
+  const events = listeners.reduce((n, l) => n + l.events, 0);
+  return { seconds, cpu, events, bytesOne: listeners[0]!.bytes, endBytes: listeners[0]!.endBytes };
+}
+
+export async function benchRelay(): Promise<BenchRow[]> {
+  const fake: FakeLlm = await startFakeLlm();
+  fake.setDefault({ text: 'x'.repeat(ANSWER_CHARS), chunkSize: 1 });
+  const dir = tempDir('navi-bench-');
+  const port = Number(new URL(await closedPortUrl()).port);
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NAVI_PORT: String(port),
+      DB_PATH: join(dir, 'navi.db'),
+      SESSION_FILES_DIR: join(dir, 'files'),
+      TOOLS_DIR: join(dir, 'tools'),
+      CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
+      MCP_SERVERS_DIR: join(dir, 'mcp'),
+      OLLAMA_HOST: fake.ollamaUrl,
+      OLLAMA_DEFAULT_MODEL: 'test-model',
+      PROFILES_DIR: profilesDir([plainProfile]),
+      DEFAULT_PROFILE: 'plain',
+      LOG_LEVEL: 'ERROR',
+      LOG_FORMAT: 'json',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitForHealth(base, child);
+    const pid = child.pid!;
+    await oneRun(base, port, 1, pid); // warm-up: JIT, SQLite pages, first-run costs
+    const rows: BenchRow[] = [];
+    for (const clients of [1, 50]) {
+      const run = await oneRun(base, port, clients, pid);
+      const label = clients === 1 ? '1 client' : `${clients} clients`;
+      rows.push({
+        name: `relay CPU per token, ${label}`,
+        value: (run.cpu * 1000) / ANSWER_CHARS,
+        unit: 'µs/token',
+        note: `${ANSWER_CHARS} one-character chunks; Navi process CPU only`,
+      });
+      rows.push({
+        name: `tokens relayed per second, ${label}`,
+        value: ANSWER_CHARS / run.seconds,
+        unit: 'tokens/s',
+        note: 'limited by the fake LLM and the client in this process as much as by Navi',
+      });
+      rows.push({
+        name: `events per second, ${label}`,
+        value: run.events / run.seconds,
+        unit: 'events/s',
+        note: 'all clients together; deltas are coalesced, so fewer events than tokens',
+      });
+      if (clients === 1) {
+        rows.push({
+          name: 'bytes on the wire per answer byte',
+          value: run.bytesOne / ANSWER_CHARS,
+          unit: 'B/B',
+          note: 'every frame of the run to one client, including stream_end with the full answer',
+        });
+        rows.push({
+          name: 'bytes on the wire per answer byte, deltas only',
+          value: (run.bytesOne - run.endBytes) / ANSWER_CHARS,
+          unit: 'B/B',
+          note: 'the streamed part: how close coalescing keeps the wire to the content',
+        });
+      }
+      fake.reset();
+      fake.setDefault({ text: 'x'.repeat(ANSWER_CHARS), chunkSize: 1 });
+    }
+    return rows;
+  } finally {
+    child.kill('SIGTERM');
+    await fake.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const row of await benchRelay()) console.log(row);
+}

@@ -1,0 +1,70 @@
+/**
+ * `npm run bench`: every figure Navi tracks, printed as one table. Each group runs on its own,
+ * so one that fails (say, a missing optional program) is reported and the others still run.
+ * `npm run bench -- relay sessions` runs only the named groups.
+ */
+import type { BenchRow } from './types.js';
+
+interface Group {
+  name: string;
+  run: () => Promise<BenchRow[]>;
+}
+
+const groups: Group[] = [
+  { name: 'relay', run: async () => (await import('./relay.js')).benchRelay() },
+  { name: 'sessions', run: async () => (await import('./sessions.js')).benchSessions() },
+  { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
+  { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
+  {
+    name: 'memory',
+    run: async () => {
+      const memory = await import('./memory.js');
+      return [...(await memory.benchMemorySearch()), ...(await memory.benchCompression())];
+    },
+  },
+];
+
+function format(value: number): string {
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+async function main(): Promise<number> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !groups.some((g) => g.name === w));
+  if (unknown.length > 0) {
+    console.error(
+      `unknown bench group(s): ${unknown.join(', ')}; known: ${groups.map((g) => g.name).join(', ')}`,
+    );
+    return 2;
+  }
+  const selected = wanted.length > 0 ? groups.filter((g) => wanted.includes(g.name)) : groups;
+  const rows: (BenchRow & { group: string })[] = [];
+  let failures = 0;
+  for (const group of selected) {
+    process.stderr.write(`bench: ${group.name}…\n`);
+    try {
+      for (const row of await group.run()) rows.push({ ...row, group: group.name });
+    } catch (err) {
+      failures += 1;
+      process.stderr.write(`bench: ${group.name} failed: ${(err as Error).stack ?? String(err)}\n`);
+    }
+  }
+  const nameWidth = Math.max(...rows.map((r) => r.name.length), 10);
+  console.log(`\n${'group'.padEnd(10)} ${'measure'.padEnd(nameWidth)} ${'value'.padStart(10)}  unit`);
+  for (const r of rows) {
+    console.log(
+      `${r.group.padEnd(10)} ${r.name.padEnd(nameWidth)} ${format(r.value).padStart(10)}  ${r.unit}`,
+    );
+  }
+  const notes = rows.filter((r) => r.note);
+  if (notes.length > 0) {
+    console.log('\nnotes:');
+    for (const r of notes) console.log(`  ${r.name}: ${r.note}`);
+  }
+  console.log(`\nnode ${process.version}, ${process.platform} ${process.arch}, ${new Date().toISOString()}`);
+  return failures === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
