@@ -53,6 +53,12 @@ async function serve(settings: Settings, logger: Logger): Promise<number> {
       'building the web client failed; the API still starts (run npm run build:web to see why)',
     );
   }
+  // A user tool's stray timer or forgotten promise throws outside the executor's reach; one
+  // such error must not end every session, so it is logged with its stack and Navi goes on.
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (kept running)'));
+  process.on('unhandledRejection', (reason) =>
+    logger.error({ err: reason }, 'unhandled promise rejection (kept running)'),
+  );
   const services = await createServices(settings, { logger });
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {

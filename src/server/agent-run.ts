@@ -138,11 +138,17 @@ export class AgentRun {
         resolve(answer);
       };
       this.pending.set(request.callId, { settle });
-      this.coalescer.push({
-        type: 'tool_confirm_request',
-        call_id: request.callId,
-        tool: request.tool,
-        args: request.args,
+      // The agent's `tool_started` for this call may still sit in its event queue; waiting one
+      // macrotask lets the stream deliver it first, so clients never see a question about a call
+      // they have not been told of.
+      setImmediate(() => {
+        if (this.pending.get(request.callId)?.settle !== settle) return;
+        this.coalescer.push({
+          type: 'tool_confirm_request',
+          call_id: request.callId,
+          tool: request.tool,
+          args: request.args,
+        });
       });
     });
   };

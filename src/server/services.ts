@@ -29,7 +29,11 @@ export interface NaviServices {
   /** The backend a profile uses (its `llm_backend`, else DEFAULT_LLM_BACKEND). */
   backendFor(profileId: string): LlmBackend;
   /** Reloads user tools and context providers; resolves to a report for the client. */
-  reloadTools(): Promise<{ loaded: string[]; errors: { origin: string; error: string }[] }>;
+  reloadTools(): Promise<{
+    loaded: string[];
+    providers: string[];
+    errors: { origin: string; error: string }[];
+  }>;
   /** Long-term memory, when enabled (the REST routes under /memory need it). */
   memory?: { store: MemoryStore; search: HybridMemorySearch; extractor: MemoryExtractor };
   /** The MCP servers (status for doctor and /agents/mcp, reload). */

@@ -33,7 +33,7 @@ afterEach(async () => {
 
 describe('context providers', () => {
   it('loads providers and gives each a named section, leaving out empty ones', async () => {
-    tmp.write('a.ts', provider('Alpha', 'return `profile ${ctx.profileId}, session ${ctx.sessionId}`;'));
+    tmp.write('a.ts', provider('Alpha', "return 'profile ' + ctx.profileId + ', session ' + ctx.sessionId;"));
     tmp.write('b.js', provider('Beta', "return '  ';"));
     tmp.write('_ignored.ts', provider('Hidden', "return 'no';"));
     expect(await providers.load()).toEqual({ loaded: ['Alpha', 'Beta'], errors: [] });

@@ -358,6 +358,35 @@ describe('hook actions', () => {
       args: { path: '/tmp/a' },
     });
   });
+  it('keeps credentials out of the audit line', async () => {
+    const { logger, lines } = captureLogger();
+    const { executor } = setup(
+      [
+        tool('http_call', { parameters: { type: 'object' } }),
+        tool('mcp__gnexus_creds__create_secret', { parameters: { type: 'object' } }),
+      ],
+      { logger },
+    );
+    await executor.execute(
+      call('http_call', { url: 'https://x.example', api_key: 'k-123', headers_token: 't', password: 'p' }),
+      testContext(),
+      open,
+    );
+    await executor.execute(
+      call('mcp__gnexus_creds__create_secret', { title: 'Router', value: 'hunter2' }),
+      testContext(),
+      open,
+    );
+    const audits = lines().filter((l) => l.msg === 'tool call audit');
+    expect(audits[0]?.args).toEqual({
+      url: 'https://x.example',
+      api_key: '[redacted]',
+      headers_token: '[redacted]',
+      password: '[redacted]',
+    });
+    expect(audits[1]?.args).toEqual({ title: '[redacted]', value: '[redacted]' });
+    expect(JSON.stringify(lines())).not.toContain('hunter2');
+  });
 });
 
 describe('running the tool', () => {
@@ -447,6 +476,19 @@ describe('running the tool', () => {
     expect(await executor.execute(call('odd'), testContext(), open)).toMatchObject(expected);
   });
 
+  it('survives a result whose fields throw when read', async () => {
+    const hostile = {
+      get success(): boolean {
+        throw new Error('getter exploded');
+      },
+      output: 'x',
+    };
+    const { executor } = setup([tool('hostile', { execute: async () => hostile as never })]);
+    const r = await executor.execute(call('hostile'), testContext(), open);
+    expect(r).toMatchObject({ success: false, error: 'getter exploded' });
+    expect(r.output).toBe('Tool "hostile" failed: getter exploded');
+  });
+
   it('records every call that ran with tool, duration, success and output size', async () => {
     const { logger, lines } = captureLogger();
     const { executor } = setup([tool('todo')], { logger });
@@ -463,21 +505,31 @@ describe('running the tool', () => {
 
   it('runs middleware around the tool and survives one that throws', async () => {
     const order: string[] = [];
-    const { executor } = setup([tool('todo', { execute: async () => (order.push('tool'), ok('r')) })], {
-      middleware: [
-        {
-          name: 'broken',
-          before: () => {
-            throw new Error('mw');
+    const { executor } = setup(
+      [
+        tool('todo', {
+          execute: async () => {
+            order.push('tool');
+            return ok('r');
           },
-        },
-        {
-          name: 'trace',
-          before: () => void order.push('before'),
-          after: (_c, res) => void order.push(`after:${res.output}`),
-        },
+        }),
       ],
-    });
+      {
+        middleware: [
+          {
+            name: 'broken',
+            before: () => {
+              throw new Error('mw');
+            },
+          },
+          {
+            name: 'trace',
+            before: () => void order.push('before'),
+            after: (_c, res) => void order.push(`after:${res.output}`),
+          },
+        ],
+      },
+    );
     expect((await executor.execute(call('todo'), testContext(), open)).success).toBe(true);
     expect(order).toEqual(['before', 'tool', 'after:r']);
   });

@@ -12,7 +12,7 @@ import type { Settings } from '../config/settings.js';
 import type { ToolSpec } from '../llm/types.js';
 import { type HookDecision, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
-import { checkPolicy } from './policy.js';
+import { checkPolicy, groupOf } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
 import { normaliseResult, truncate } from './result.js';
 import type { ToolContext, ToolParams, ToolResult } from './types.js';
@@ -92,7 +92,12 @@ export class ToolExecutor {
     const hook = resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false });
     if (hook.action === 'log') {
       this.deps.logger.info(
-        { tool: tool.name, call_id: call.id, session_id: ctx.sessionId, args: checked.params },
+        {
+          tool: tool.name,
+          call_id: call.id,
+          session_id: ctx.sessionId,
+          args: auditArgs(checked.params, groupOf(entry) === 'secrets'),
+        },
         'tool call audit',
       );
     } else if (hook.action === 'confirm') {
@@ -176,21 +181,33 @@ export class ToolExecutor {
   private async runTool(entry: RegisteredTool, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
     const name = entry.tool.name;
     const limitMs = this.deps.settings.TOOL_TIMEOUT_MS;
+    // One controller for both ends of a call (stop and time limit), linked by hand:
+    // AbortSignal.any costs more than the rest of the pipeline together (see bench/executor.ts).
     const limit = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, limit.signal]);
-    const timer = setTimeout(() => limit.abort(new Error(`timed out after ${limitMs} ms`)), limitMs);
+    const signal = limit.signal;
+    let timedOut = false;
+    const onStop = () => limit.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onStop();
+    else ctx.signal.addEventListener('abort', onStop, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      limit.abort(new Error(`timed out after ${limitMs} ms`));
+    }, limitMs);
     const running = Promise.resolve()
       .then(() => entry.tool.execute(params, { ...ctx, signal }))
       .then(
         (raw) => normaliseResult(raw, name),
         (err: unknown) => thrown(name, err, entry.source === 'user'),
-      );
+      )
+      // Reading a hostile result (a throwing getter or toString) can throw too; left uncaught,
+      // that rejection would escape after a timeout and could end the process.
+      .catch((err: unknown) => thrown(name, err, entry.source === 'user'));
     try {
       // The tool may ignore its signal; the call ends at the limit anyway and whatever the tool
       // does later is dropped.
       return await raceAbort(running, signal, undefined).then((r) => {
         if (r) return r;
-        if (limit.signal.aborted) {
+        if (timedOut) {
           return {
             success: false,
             output: `Tool "${name}" did not finish within ${limitMs} ms and was stopped. Try a smaller task or narrower arguments.`,
@@ -202,6 +219,7 @@ export class ToolExecutor {
       });
     } finally {
       clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onStop);
     }
   }
 
@@ -236,6 +254,21 @@ function thrown(tool: string, err: unknown, withStack: boolean): ToolResult {
       ? `\n${err.stack.split('\n').slice(1, STACK_LINES).join('\n')}`
       : '';
   return { success: false, output: `Tool "${tool}" failed: ${message}${stack}`, error: message };
+}
+
+const SENSITIVE_KEY = /pass(word|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential/i;
+
+/**
+ * The arguments as the audit line shows them. Logs outlive sessions and are read by other
+ * people and programs, so values that look like credentials — and every value passed to a
+ * secrets tool — are replaced by a marker; the keys stay, so the line still says what was done.
+ */
+function auditArgs(params: ToolParams, secretTool: boolean): ToolParams {
+  const out: ToolParams = {};
+  for (const [key, value] of Object.entries(params)) {
+    out[key] = secretTool || SENSITIVE_KEY.test(key) ? '[redacted]' : value;
+  }
+  return out;
 }
 
 /**

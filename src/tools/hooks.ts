@@ -60,7 +60,8 @@ export function defaultAction(name: string, env: HookEnvironment): HookDecision 
       ? { action: 'log', reason: 'it runs inside the bubblewrap sandbox' }
       : {
           action: 'confirm',
-          reason: 'bubblewrap is not installed, so it would run directly on this machine',
+          reason:
+            'without the bubblewrap sandbox (not installed, or NAVI_SANDBOX=off) it would run directly on this machine',
         };
   }
   if (SILENT_BY_DEFAULT.includes(name))

@@ -38,12 +38,24 @@ export class ModuleImporter {
 export function describeImportError(err: unknown): string {
   if (!(err instanceof Error)) return `threw while loading: ${String(err)}`;
   const code = (err as { code?: unknown }).code;
-  if (err.name === 'TransformError' || err.name === 'SyntaxError') return `syntax error: ${err.message}`;
+  if (err.name === 'TransformError') return `syntax error: ${err.message}`;
+  // A parse error of the file itself comes only from Node's loader; a SyntaxError that code
+  // threw while running (a bad JSON.parse at import) has frames of its own and keeps its stack.
+  if (err.name === 'SyntaxError' && !hasCodeFrames(err.stack)) {
+    // Node's loader does not say which file failed to parse; it may be a helper the file imports.
+    return `syntax error: ${err.message} (in this file or in a file it imports)`;
+  }
   if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED') {
     return `cannot import a dependency: ${err.message}`;
   }
   const stack = (err.stack ?? err.message).split('\n').slice(0, 10).join('\n');
   return `threw while loading: ${stack}`;
+}
+
+function hasCodeFrames(stack: string | undefined): boolean {
+  return (stack ?? '')
+    .split('\n')
+    .some((line) => /^\s+at /.test(line) && !line.includes('node:internal') && !line.includes('<anonymous>'));
 }
 
 /** Source files a folder contributes: `.ts` and `.js`, not `_`-prefixed, not tests or typings. */

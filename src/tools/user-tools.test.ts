@@ -69,6 +69,7 @@ describe('loading user tools', () => {
       "export const name = 'Bad Name!';\nexport const description = 42;\nexport const parameters = 'x';\nexport const execute = 'run';",
     );
     tmp.write('throws.ts', "throw new Error('exploded at import');");
+    tmp.write('bad_json.ts', "const config = JSON.parse('{oops');\nexport const name = 'bad_json';");
     tmp.write('bad_default.ts', 'export default 42;');
     tmp.write('ctor.ts', "export default class { constructor() { throw new Error('ctor failed'); } }");
     tmp.write('no_dep.ts', "import 'definitely-not-installed-pkg';\nexport const name = 'x';");
@@ -86,6 +87,9 @@ describe('loading user tools', () => {
     expect(byFile['wrong_types.ts']).toContain('"parameters" must be a JSON Schema object, got string');
     expect(byFile['wrong_types.ts']).toContain('"execute" must be a function, got string');
     expect(byFile['throws.ts']).toMatch(/^threw while loading: Error: exploded at import/);
+    // A SyntaxError the code threw while running is not a syntax error of the file.
+    expect(byFile['bad_json.ts']).toMatch(/^threw while loading: SyntaxError: /);
+    expect(byFile['bad_json.ts']).toMatch(/at .*bad_json\.ts/);
     expect(byFile['bad_default.ts']).toContain('the default export must be a class extending Tool');
     expect(byFile['ctor.ts']).toContain('threw in its constructor: ctor failed');
     expect(byFile['no_dep.ts']).toMatch(/^cannot import a dependency/);

@@ -75,7 +75,7 @@ export function scriptedServices(
     backendFor: () => {
       throw new Error('no LLM backend in scripted tests');
     },
-    reloadTools: async () => ({ loaded: ['echo'], errors: [] }),
+    reloadTools: async () => ({ loaded: ['echo'], providers: [], errors: [] }),
     close: async () => stores.close(),
   };
 }

@@ -92,7 +92,7 @@ export async function realServices(
     executor,
     agent,
     backendFor,
-    reloadTools: async () => ({ loaded: [], errors: [] }),
+    reloadTools: async () => ({ loaded: [], providers: [], errors: [] }),
     close: async () => stores.close(),
   };
 }

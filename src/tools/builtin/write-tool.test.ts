@@ -77,6 +77,21 @@ describe('write_tool', () => {
     expect(existsSync(join(tmp.dir, 'alpha.ts'))).toBe(false);
   });
 
+  it('keeps every name in enabled.json when calls of one turn write tools at the same time', async () => {
+    const results = await Promise.all(['one', 'two', 'three'].map((n) => write(n, moduleTool(n, `${n} `))));
+    expect(results.map((r) => r.success)).toEqual([true, true, true]);
+    expect(enabled().sort()).toEqual(['one', 'three', 'two']);
+    for (const n of ['one', 'two', 'three']) expect(registry.get(n)?.enabledEverywhere).toBe(true);
+  });
+
+  it('creates a tools folder that does not exist yet', async () => {
+    const nested = join(tmp.dir, 'not', 'yet');
+    const tool = createWriteToolTool({ registry, toolsDir: nested });
+    const r = await tool.execute({ name: 'fresh', code: moduleTool('fresh', 'x') }, testContext());
+    expect(r.success).toBe(true);
+    expect(existsSync(join(nested, 'fresh.ts'))).toBe(true);
+  });
+
   it.each([
     ['_hidden', 'starting with _'],
     ['Bad-Name', 'not a valid tool name'],

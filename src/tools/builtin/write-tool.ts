@@ -4,7 +4,8 @@
  * version (or nothing) is put back and the exact problem is returned, so a broken tool is never
  * left enabled. On success the name is added to `enabled.json` (every profile gets it).
  */
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
 import { type ReloadReport, reloadUserTools, type UserToolsDeps } from '../user-tools.js';
@@ -42,7 +43,8 @@ async function restore(path: string, previous: string | undefined): Promise<void
 
 /** Writes atomically, so a reload running in parallel never imports half a file. */
 async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
+  // Unique per write: two calls in one turn may write the same file at the same time.
+  const tmp = `${path}.${randomUUID()}.tmp`;
   await writeFile(tmp, text);
   await rename(tmp, path);
 }
@@ -61,6 +63,7 @@ function problemOf(
 }
 
 export function createWriteToolTool(deps: UserToolsDeps): ToolDefinition {
+  let queue: Promise<unknown> = Promise.resolve();
   return {
     name: 'write_tool',
     group: 'meta',
@@ -105,33 +108,44 @@ export function createWriteToolTool(deps: UserToolsDeps): ToolDefinition {
         );
       }
 
-      const dir = resolve(deps.toolsDir);
-      const file = `${name}.ts`;
-      const path = join(dir, file);
-      const enabledPath = join(dir, 'enabled.json');
-      const previous = await readOptional(path);
-      const previousEnabled = await readOptional(enabledPath);
-
-      await writeAtomic(path, code);
-      await writeAtomic(enabledPath, `${JSON.stringify(addName(previousEnabled, name), null, 2)}\n`);
-      const report = await reloadUserTools(deps);
-      const entry = deps.registry.get(name);
-      const problem = problemOf(report, file, name, entry?.source === 'user' && entry.file === path);
-      if (problem === undefined) {
-        return ok(
-          `Tool "${name}" written to ${path}, loaded and enabled in every profile. ` +
-            'It is available from the next user message.',
-        );
-      }
-      await restore(path, previous);
-      await restore(enabledPath, previousEnabled);
-      await reloadUserTools(deps);
-      const kept = previous === undefined ? 'No file was kept.' : 'The previous version was restored.';
-      return fail(
-        `Tool "${name}" was not installed: ${problem}\n${kept} Fix the code and call write_tool again.`,
-      );
+      // Calls of one turn run concurrently; each write must see the enabled.json and folder
+      // the previous one left, or one name would be lost from enabled.json.
+      const result = queue.then(() => install(deps, name, code));
+      queue = result.catch(() => {});
+      return result;
     },
   };
+}
+
+/** Writes the file and enabled.json, reloads, and keeps them only if the tool loaded. */
+async function install(deps: UserToolsDeps, name: string, code: string): Promise<ToolResult> {
+  const dir = resolve(deps.toolsDir);
+  const file = `${name}.ts`;
+  const path = join(dir, file);
+  const enabledPath = join(dir, 'enabled.json');
+  // A TOOLS_DIR that does not exist yet is created on the first tool written into it.
+  await mkdir(dir, { recursive: true });
+  const previous = await readOptional(path);
+  const previousEnabled = await readOptional(enabledPath);
+
+  await writeAtomic(path, code);
+  await writeAtomic(enabledPath, `${JSON.stringify(addName(previousEnabled, name), null, 2)}\n`);
+  const report = await reloadUserTools(deps);
+  const entry = deps.registry.get(name);
+  const problem = problemOf(report, file, name, entry?.source === 'user' && entry.file === path);
+  if (problem === undefined) {
+    return ok(
+      `Tool "${name}" written to ${path}, loaded and enabled in every profile. ` +
+        'It is available from the next user message.',
+    );
+  }
+  await restore(path, previous);
+  await restore(enabledPath, previousEnabled);
+  await reloadUserTools(deps);
+  const kept = previous === undefined ? 'No file was kept.' : 'The previous version was restored.';
+  return fail(
+    `Tool "${name}" was not installed: ${problem}\n${kept} Fix the code and call write_tool again.`,
+  );
 }
 
 function addName(enabledText: string | undefined, name: string): string[] {
