@@ -40,7 +40,7 @@ describe('health, profiles and tools', () => {
   it('POST /agents/tools/reload reports what was loaded', async () => {
     const res = await server.app.inject({ method: 'POST', url: '/agents/tools/reload' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ loaded: ['echo'], errors: [] });
+    expect(res.json()).toEqual({ loaded: ['echo'], providers: [], errors: [] });
   });
 });
 
