@@ -94,9 +94,16 @@ export class McpManager {
    * Records the user's approval of an agent-written server (its current exact launch line),
    * enables it and starts it. Call only after the user approved that line.
    */
-  async approve(name: string): Promise<McpServerStatus> {
+  async approve(name: string, shownCommand?: string): Promise<McpServerStatus> {
+    // A config just written (create_mcp_server) is not known until the folder is read again.
+    if (!this.find(name)) await this.reload();
     const entry = this.find(name);
     if (!entry) throw new Error(`no MCP server named "${name}" (is its config in ${this.serversDir}?)`);
+    const command = launchLine(entry.config);
+    if (shownCommand !== undefined && command !== shownCommand) {
+      // The user approved a launch line; a config changed since then needs a new approval.
+      throw new Error(`the config of "${name}" changed after approval: it now runs ${command}`);
+    }
     await writeApproval(entry.config);
     await this.reload();
     const status = this.status().find((s) => s.name === entry.config.name);

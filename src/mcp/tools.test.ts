@@ -83,7 +83,7 @@ describe('MCP tools', () => {
     const missing = await run('test_mcp_tool', { server: 'ghost', tool: 'echo' });
     expect(missing.success).toBe(false);
     expect(missing.error).toMatch(
-      /ghost failed after \d+ ms: no MCP server named "ghost"; known: everything/,
+      /ghost\/echo failed after \d+ ms: no MCP server named "ghost"; known: everything/,
     );
   });
 

@@ -88,7 +88,7 @@ export function createCreateMcpServerTool(manager: McpManager): ToolDefinition {
       }
       let status: Awaited<ReturnType<McpManager['approve']>>;
       try {
-        status = await manager.approve(spec.name);
+        status = await manager.approve(spec.name, written.command);
       } catch (err) {
         return fail(
           `${where} Approval could not be recorded: ${err instanceof Error ? err.message : String(err)}.`,

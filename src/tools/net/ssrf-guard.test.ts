@@ -82,7 +82,7 @@ describe('guardedFetch against a local server', () => {
       if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
       if (req.url === '/big') return res.end(Buffer.alloc(5000));
       if (req.url === '/slow') return; // never answers
-      res.writeHead(404).end();
+      return res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as { port: number }).port;

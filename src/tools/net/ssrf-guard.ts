@@ -56,7 +56,9 @@ function checkAddress(hostname: string, address: string, options: GuardedFetchOp
   if (options.allowAddress?.(hostname, address)) return undefined;
   const reason = blockedAddressReason(address);
   if (!reason) return undefined;
-  const via = hostname === address ? '' : ` (${hostname} resolves to it)`;
+  // URL.hostname keeps the brackets of an IPv6 literal; the address itself needs no "via".
+  const bare = hostname.replace(/^\[(.*)\]$/, '$1');
+  const via = bare === address ? '' : ` (${hostname} resolves to it)`;
   return `Refused: ${address}${via} is a ${reason} address; Navi does not fetch from private networks (HTTP_ALLOW_PRIVATE=false).`;
 }
 
