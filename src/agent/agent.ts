@@ -166,16 +166,17 @@ export class Agent implements AgentApi {
     await this.compressIfNeeded(state, log);
     if (profile.planning_enabled && !options.signal.aborted) await this.plan(state, log);
     const outcome = await this.loop(state, log);
-    const backend = this.safeBackend(state.profile);
     if (outcome.kind === 'end') {
+      // Post-turn worker. It runs before stream_end, not after: the terminal event must be the
+      // last of a run (AgentApi, AgentRun drop anything later), and the next run of the session
+      // must not start while this one still rewrites the context.
+      await this.compressIfNeeded(state, log);
       end({
         type: 'stream_end',
         content: outcome.content,
         context_tokens: state.tokens,
-        max_context_tokens: backend?.contextWindow ?? 0,
+        max_context_tokens: this.safeBackend(state.profile)?.contextWindow ?? 0,
       });
-      // Post-turn worker: its event may follow stream_end, as in the reference sequences.
-      await this.compressIfNeeded(state, log, emit);
     } else if (outcome.kind === 'stopped') end({ type: 'stream_stopped', content: outcome.content });
     else end({ type: 'error', message: outcome.message, recoverable: false });
   }
@@ -346,11 +347,7 @@ export class Agent implements AgentApi {
     });
   }
 
-  private async compressIfNeeded(
-    state: RunState,
-    log: Logger,
-    emit: (e: AgentEvent) => void = state.emit,
-  ): Promise<void> {
+  private async compressIfNeeded(state: RunState, log: Logger): Promise<void> {
     const { compressor, settings } = this.deps;
     if (!compressor || !settings.CONTEXT_COMPRESSION_ENABLED || !state.transcript.persisted) return;
     const backend = this.safeBackend(state.profile);
@@ -374,7 +371,11 @@ export class Agent implements AgentApi {
       state.context = await state.transcript.loadContext();
       state.tokens = 0;
       await state.transcript.setTokenCount(0);
-      emit({ type: 'context_compressed', messages_before: before, messages_after: state.context.length });
+      state.emit({
+        type: 'context_compressed',
+        messages_before: before,
+        messages_after: state.context.length,
+      });
     } catch (err) {
       log.error({ err }, 'context compression failed; the context was left as it was');
     }
@@ -391,6 +392,7 @@ export class Agent implements AgentApi {
         return { id: profile.id, name: profile.name };
       },
       currentProfileId: () => state.profile.id,
+      context: () => state.context,
     };
   }
 
@@ -398,7 +400,7 @@ export class Agent implements AgentApi {
   private async subagent(
     parent: RunState,
     task: string,
-    options: { profileId?: string; inheritSystemPrompt?: boolean },
+    options: { profileId?: string; inheritSystemPrompt?: boolean; signal?: AbortSignal },
   ): Promise<string> {
     if (parent.depth >= this.deps.settings.SUBAGENT_MAX_DEPTH && parent.isSubagent) {
       throw new Error(
@@ -418,7 +420,8 @@ export class Agent implements AgentApi {
       transcript: new MemoryTranscript(id),
       context: [],
       profile,
-      signal: parent.signal,
+      // The tool's signal follows the parent's stop and adds the tool's own time limit.
+      signal: options.signal ? AbortSignal.any([parent.signal, options.signal]) : parent.signal,
       confirm: parent.confirm,
       emit: forward,
       isSubagent: true,

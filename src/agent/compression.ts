@@ -138,6 +138,9 @@ export async function compressContext(
     think: false,
     signal,
   });
+  // A cut or failed answer may still carry some text: a half summary must not replace history.
+  if (result.reason === 'error' || result.reason === 'aborted')
+    throw new Error(`the summariser call ended with ${result.reason}; the context was left as it was`);
   const text = result.content.trim();
   if (!text) throw new Error('the summariser returned an empty answer; the context was left as it was');
 

@@ -28,6 +28,7 @@ export {
   factText,
   HybridMemorySearch,
   type HybridMemorySearchDeps,
+  MAX_VECTOR_DISTANCE,
   type MemorySearchHit,
   type MemorySearchResponse,
   RRF_K,

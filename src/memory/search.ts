@@ -14,6 +14,13 @@ import type { MemoryFact, MemoryStore } from './types.js';
 
 export const RRF_K = 60;
 
+/**
+ * Vector neighbours further than this cosine distance (similarity below 0.1) are not candidates:
+ * nearest-neighbour search always returns something, and without a floor every search would
+ * list every embedded fact, however unrelated.
+ */
+export const MAX_VECTOR_DISTANCE = 0.9;
+
 export interface FusedRank {
   id: number;
   score: number;
@@ -70,6 +77,8 @@ export interface HybridMemorySearchDeps {
   backfillPerSearch?: number;
   /** How long embedding is skipped after a failure (default 60 000 ms). */
   retryAfterMs?: number;
+  /** Cosine distance beyond which a vector neighbour is ignored (default MAX_VECTOR_DISTANCE). */
+  maxVectorDistance?: number;
 }
 
 const DEFAULT_LIMIT = 10;
@@ -135,7 +144,9 @@ export class HybridMemorySearch {
       const v = result.vectors[0];
       if (!v || v.length === 0) throw new Error('the backend returned no vector');
       await this.backfill(backend, result.model, signal);
-      return await this.deps.store.nearest(Float32Array.from(v), result.model, pool);
+      const maxDistance = this.deps.maxVectorDistance ?? MAX_VECTOR_DISTANCE;
+      const near = await this.deps.store.nearest(Float32Array.from(v), result.model, pool);
+      return near.filter((h) => h.distance <= maxDistance);
     } catch (err) {
       if (signal?.aborted) throw err;
       this.pause(err, 'memory search fell back to full-text only');

@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
 import type { AgentEvent } from '../protocol/events.js';
+import type { StoredMessage } from '../store/types.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type ToolParams = Record<string, unknown>;
@@ -42,12 +43,23 @@ export type ToolGroup =
 
 /** What the running agent offers to tools that act on the agent itself. */
 export interface AgentHandle {
-  /** Runs a subagent in memory only and resolves to its final answer. */
-  runEphemeral(task: string, options: { profileId?: string; inheritSystemPrompt?: boolean }): Promise<string>;
+  /**
+   * Runs a subagent in memory only and resolves to its final answer. `signal` (the calling
+   * tool's) stops it too, so a tool timeout never leaves a subagent running unseen.
+   */
+  runEphemeral(
+    task: string,
+    options: { profileId?: string; inheritSystemPrompt?: boolean; signal?: AbortSignal },
+  ): Promise<string>;
   /** Changes the session's profile; the next LLM call uses it. Rejects for an unknown id. */
   switchProfile(profileId: string): Promise<{ id: string; name: string }>;
   /** The profile the run is using now. */
   currentProfileId(): string;
+  /**
+   * The run's context as the LLM sees it now. A subagent's lives in memory only, so tools that
+   * look back at the conversation (reflect) read it here rather than from the session store.
+   */
+  context?(): readonly StoredMessage[];
 }
 
 export interface ConfirmRequest {

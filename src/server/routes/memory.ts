@@ -25,25 +25,34 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
     return services.memory;
   };
 
-  app.get<{ Querystring: { offset?: number; limit?: number; category?: string } }>(
+  // Query strings arrive as text and the server does not coerce types (coerceTypes: false), so
+  // numbers are matched as digit strings here and converted below.
+  app.get<{ Querystring: { offset?: string; limit?: string; category?: string } }>(
     '/memory/facts',
     {
       schema: {
         querystring: {
           type: 'object',
           properties: {
-            offset: { type: 'integer', minimum: 0, maximum: 10_000_000 },
-            limit: { type: 'integer', minimum: 1, maximum: 500 },
+            offset: { type: 'string', pattern: '^(0|[1-9][0-9]{0,6})$' },
+            limit: { type: 'string', pattern: '^([1-9]|[1-9][0-9]|[1-4][0-9]{2}|500)$' },
             category: { type: 'string', minLength: 1, maxLength: 40 },
           },
           additionalProperties: false,
         },
       },
     },
-    async (request) => memory().store.list(request.query),
+    async (request) => {
+      const { offset, limit, category } = request.query;
+      return memory().store.list({
+        ...(offset !== undefined ? { offset: Number(offset) } : {}),
+        ...(limit !== undefined ? { limit: Number(limit) } : {}),
+        ...(category !== undefined ? { category } : {}),
+      });
+    },
   );
 
-  app.get<{ Querystring: { q: string; limit?: number } }>(
+  app.get<{ Querystring: { q: string; limit?: string } }>(
     '/memory/search',
     {
       schema: {
@@ -51,7 +60,7 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
           type: 'object',
           properties: {
             q: { type: 'string', maxLength: 2000 },
-            limit: { type: 'integer', minimum: 1, maximum: 50 },
+            limit: { type: 'string', pattern: '^([1-9]|[1-4][0-9]|50)$' },
           },
           required: ['q'],
           additionalProperties: false,
@@ -61,7 +70,7 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
     async (request) =>
       memory().search.search(
         request.query.q,
-        request.query.limit !== undefined ? { limit: request.query.limit } : {},
+        request.query.limit !== undefined ? { limit: Number(request.query.limit) } : {},
       ),
   );
 

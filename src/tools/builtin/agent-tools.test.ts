@@ -70,13 +70,18 @@ describe('createAgentTools', () => {
 describe('spawn_agent', () => {
   it('runs the task in a subagent and returns its answer', async () => {
     const { agent, calls } = handle('42 files');
+    const ctx = makeCtx({ agent });
     const r = await tools().spawn_agent!.execute(
       { task: 'count files', profile_id: 'server_admin', inherit_system_prompt: true },
-      makeCtx({ agent }),
+      ctx,
     );
     expect(r).toMatchObject({ success: true, output: '42 files' });
+    // The call's own signal goes along, so a tool timeout stops the subagent too.
     expect(calls).toEqual([
-      { task: 'count files', options: { profileId: 'server_admin', inheritSystemPrompt: true } },
+      {
+        task: 'count files',
+        options: { profileId: 'server_admin', inheritSystemPrompt: true, signal: ctx.signal },
+      },
     ]);
   });
 

@@ -87,6 +87,23 @@ describe('reflect', () => {
   });
 });
 
+describe('reflect inside a subagent', () => {
+  it("reads the running agent's in-memory context, which the session store does not hold", async () => {
+    fake.enqueue({ text: 'Done: nothing yet. Next: start.' });
+    const agent = {
+      runEphemeral: async () => '',
+      switchProfile: async () => ({ id: 'secretary', name: 'Secretary' }),
+      currentProfileId: () => 'secretary',
+      context: () => [
+        { id: 'u', role: 'user' as const, content: 'SUBAGENT TASK', created_at: '2026-01-01T00:00:00Z' },
+      ],
+    };
+    const r = await reflect().execute({}, makeCtx({ sessionId: 'subagent_x', isSubagent: true, agent }));
+    expect(r.success).toBe(true);
+    expect(String(fake.requests[0]?.body.messages?.at(-1)?.content)).toContain('User: SUBAGENT TASK');
+  });
+});
+
 describe('describeState', () => {
   it('reads strings, lists and sections', () => {
     expect(describeState(undefined)).toBe('(empty)');

@@ -94,10 +94,12 @@ export function createReflectTool(deps: ReflectDeps): ToolDefinition {
     async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
       const profileId = ctx.agent?.currentProfileId() ?? ctx.profileId;
       const profile = deps.profiles.get(profileId) ?? deps.profiles.getDefault();
+      // The running agent's own context when there is one: a subagent's is not in the store.
+      const live = ctx.agent?.context?.();
       const [todo, scratchpad, context] = await Promise.all([
         deps.kv.get(ctx.sessionId, todoKey),
         deps.kv.get(ctx.sessionId, scratchpadKey),
-        deps.sessions.getContext(ctx.sessionId),
+        live ?? deps.sessions.getContext(ctx.sessionId),
       ]);
       const recent = context.slice(-REFLECT_RECENT_MESSAGES).map(messageLine).join('\n') || '(no messages)';
       const focus =

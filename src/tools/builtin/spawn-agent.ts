@@ -67,6 +67,7 @@ export function createSpawnAgentTool(deps: SpawnAgentDeps): ToolDefinition {
         const answer = await ctx.agent.runEphemeral(task, {
           ...(profileId ? { profileId } : {}),
           ...(params.inherit_system_prompt === true ? { inheritSystemPrompt: true } : {}),
+          signal: ctx.signal,
         });
         return ok(answer.trim() ? answer : '(the subagent finished without an answer)', {
           profile_id: profileId ?? ctx.agent.currentProfileId(),
