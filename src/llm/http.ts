@@ -99,15 +99,24 @@ export async function openHttp(call: HttpCall): Promise<OpenResponse> {
   arm('headers', call.headersTimeout.ms);
 
   let response: Response;
-  try {
-    const headers: Record<string, string> = { accept: '*/*', ...call.headers };
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
-    response = await call.fetch(`${call.server.baseUrl}${call.path}`, {
+  const headers: Record<string, string> = { accept: '*/*', ...call.headers };
+  if (call.body !== undefined) headers['content-type'] = 'application/json';
+  const send = () =>
+    call.fetch(`${call.server.baseUrl}${call.path}`, {
       method: call.method,
       headers,
       ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
       signal: controller.signal,
     });
+  try {
+    try {
+      response = await send();
+    } catch (error) {
+      // A kept-alive connection the server closed while idle fails at once with a reset, before
+      // the server saw the request; one fresh attempt is safe and spares the user an error.
+      if (cause !== undefined || !isStaleConnection(error)) throw error;
+      response = await send();
+    }
   } catch (error) {
     release();
     throw translate(error);
@@ -232,6 +241,11 @@ function describe(error: unknown): string {
     return `${error.message}${inner}`;
   }
   return String(error);
+}
+
+function isStaleConnection(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
 }
 
 function reasonFor(code: string | undefined, error: unknown): string {
