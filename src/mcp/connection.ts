@@ -94,9 +94,15 @@ export class McpConnection {
     const client = this.client;
     if (this.state !== 'ready' || !client) throw new McpUnavailableError(this.unavailableMessage());
     const generation = this.generation;
+    // The SDK leaves a listener on the signal it is given; a per-call signal keeps a run's
+    // long-lived signal from collecting one per call.
+    const local = new AbortController();
+    const forward = () => local.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
     try {
       return (await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
+        signal: local.signal,
         timeout: timeoutMs,
       })) as CallToolResult;
     } catch (err) {
@@ -110,6 +116,8 @@ export class McpConnection {
         );
       }
       throw err;
+    } finally {
+      signal.removeEventListener('abort', forward);
     }
   }
 

@@ -1,8 +1,12 @@
 /**
  * McpManager against the reference server `@modelcontextprotocol/server-everything` over stdio.
  */
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSettings } from '../config/settings.js';
+import { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { testProfile } from '../tools/test-helpers.js';
 import { bin, createManager, pidAlive, tempDir, toolContext, writeConfig } from './fixtures/harness.js';
 import type { McpManager } from './manager.js';
 
@@ -122,6 +126,39 @@ describe('McpManager with server-everything (stdio)', () => {
     );
     expect(result.success).toBe(false);
     expect(result.error).toMatch(/stopped|timed? ?out/i);
+  });
+
+  it('goes through the executor: schema validation, and its time limit stops a long-running tool', async () => {
+    const executor = new ToolExecutor({
+      registry,
+      settings: testSettings({ TOOL_TIMEOUT_MS: '500' }),
+      logger: pino({ level: 'silent' }),
+    });
+    const profile = testProfile({ enabled_tools: ['mcp__every_thing__*'] });
+    const invalid = await executor.execute(
+      { id: 'c1', name: 'mcp__every_thing__echo', arguments: {} },
+      toolContext(),
+      profile,
+    );
+    expect(invalid.success).toBe(false);
+    expect(invalid.metadata?.refused).toBe('validation');
+    const slow = await executor.execute(
+      {
+        id: 'c2',
+        name: 'mcp__every_thing__trigger-long-running-operation',
+        arguments: { duration: 30, steps: 30 },
+      },
+      toolContext(),
+      profile,
+    );
+    expect(slow.success).toBe(false);
+    expect(slow.error).toMatch(/time|stopped/i);
+    const echo = await executor.execute(
+      { id: 'c3', name: 'mcp__every_thing__echo', arguments: { message: 'still here' } },
+      toolContext(),
+      profile,
+    );
+    expect(echo).toMatchObject({ success: true, output: 'Echo: still here' });
   });
 
   it('gives the server only its configured environment plus PATH and HOME', async () => {

@@ -10,7 +10,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { RegisteredTool, ToolRegistry } from '../tools/registry.js';
 import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
 import { McpConnection } from './connection.js';
 import { mcpToolName } from './naming.js';
@@ -85,7 +85,11 @@ export class McpManager {
    * unchanged ones are left running. Resolves after the first connection attempts settle.
    */
   reload(): Promise<McpReloadReport> {
-    const run = this.queue.catch(() => undefined).then(() => this.apply());
+    return this.enqueue(() => this.apply());
+  }
+
+  private enqueue(step: () => Promise<McpReloadReport>): Promise<McpReloadReport> {
+    const run = this.queue.catch(() => undefined).then(step);
     this.queue = run;
     return run;
   }
@@ -96,7 +100,9 @@ export class McpManager {
    */
   async approve(name: string, shownCommand?: string): Promise<McpServerStatus> {
     // A config just written (create_mcp_server) is not known until the folder is read again.
-    if (!this.find(name)) await this.reload();
+    // Only this server is picked up: an approval must never start other files that appeared in
+    // the folder meanwhile (say, written there by the agent with another tool).
+    if (!this.find(name)) await this.enqueue(() => this.apply(name));
     const entry = this.find(name);
     if (!entry) throw new Error(`no MCP server named "${name}" (is its config in ${this.serversDir}?)`);
     const command = launchLine(entry.config);
@@ -105,7 +111,7 @@ export class McpManager {
       throw new Error(`the config of "${name}" changed after approval: it now runs ${command}`);
     }
     await writeApproval(entry.config);
-    await this.reload();
+    await this.enqueue(() => this.apply(entry.config.name));
     const status = this.status().find((s) => s.name === entry.config.name);
     if (!status) throw new Error(`MCP server "${name}" disappeared during approval`);
     return status;
@@ -148,6 +154,14 @@ export class McpManager {
     return connection.call(mcpName, args, signal, timeout);
   }
 
+  /** The registry entry of `tool` (own or `mcp__…` name) of `server`, when it is registered. */
+  registeredTool(server: string, tool: string): RegisteredTool | undefined {
+    const entry = this.find(server);
+    if (!entry) return undefined;
+    const name = entry.tools.has(tool) ? tool : [...entry.tools].find(([, own]) => own === tool)?.[0];
+    return name === undefined ? undefined : this.deps.registry.get(name);
+  }
+
   /** Stops every server; each stdio child has exited when this resolves. */
   async close(): Promise<void> {
     this.closed = true;
@@ -157,16 +171,20 @@ export class McpManager {
     this.publishErrors();
   }
 
-  private async apply(): Promise<McpReloadReport> {
+  /** Brings the running servers in line with the folder; `only` limits that to one server. */
+  private async apply(only?: string): Promise<McpReloadReport> {
     if (this.closed) return { added: [], removed: [], changed: [], unchanged: [], errors: [] };
-    const { configs, errors } = await loadServerConfigs(this.serversDir);
+    const loaded = await loadServerConfigs(this.serversDir);
+    const { errors } = loaded;
+    const concerned = (c: McpServerConfig) => only === undefined || c.name === only || c.key === only;
+    const configs = loaded.configs.filter(concerned);
     this.configErrors = errors;
     for (const e of errors) this.log.warn({ file: e.file, error: e.error }, 'MCP server config skipped');
     const report: McpReloadReport = { added: [], removed: [], changed: [], unchanged: [], errors };
     const wanted = new Set(configs.map((c) => c.name));
     const stops: Promise<void>[] = [];
     for (const [name, entry] of this.entries) {
-      if (wanted.has(name)) continue;
+      if (wanted.has(name) || !concerned(entry.config)) continue;
       this.entries.delete(name);
       report.removed.push(name);
       stops.push(this.stopEntry(entry));
@@ -263,7 +281,9 @@ export class McpManager {
   private statusOf(entry: Entry): McpServerStatus {
     const { config, connection: c } = entry;
     let state: McpServerStatus['state'] = c?.state ?? 'stopped';
-    if (!c) state = !config.enabled ? 'disabled' : needsApproval(config) ? 'awaiting_approval' : 'stopped';
+    // An unapproved agent config is shown as waiting for the user even while disabled, since
+    // create_mcp_server writes it disabled and approval is what enables it.
+    if (!c) state = needsApproval(config) ? 'awaiting_approval' : !config.enabled ? 'disabled' : 'stopped';
     const tools = [...entry.tools.keys()];
     return {
       name: config.name,

@@ -35,12 +35,34 @@ export function packageJson(spec: ScaffoldSpec): string {
     description: spec.description,
     private: true,
     type: 'module',
-    scripts: { start: 'node --import tsx src/index.ts', test: 'vitest run' },
+    scripts: { start: 'node --import tsx src/index.ts', build: 'tsc -p tsconfig.json', test: 'vitest run' },
     dependencies: { '@modelcontextprotocol/sdk': '^1.32.0' },
-    devDependencies: { tsx: '^4.23.0', vitest: '^4.1.0' },
+    devDependencies: { '@types/node': '^20.19.0', tsx: '^4.23.0', typescript: '~5.9.0', vitest: '^4.1.0' },
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
+
+/** Type-checks the server as Navi's own code is checked; tsx runs it, so nothing is emitted. */
+export const tsconfigJson = `${JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: true,
+      resolveJsonModule: true,
+      isolatedModules: true,
+      verbatimModuleSyntax: true,
+      noEmit: true,
+      types: ['node'],
+    },
+    include: ['src'],
+  },
+  null,
+  2,
+)}\n`;
 
 export function toolsJson(spec: ScaffoldSpec): string {
   const tools = spec.tools.map((t) => ({
@@ -204,7 +226,8 @@ ${tools}
 - \`src/tools.json\`: names, descriptions and JSON Schemas of the tools.
 - \`src/handlers.js\`: the code of each tool.
 - \`src/server.ts\`, \`src/index.ts\`: the MCP server (official TypeScript SDK) on stdio.
-- \`src/server.test.ts\`: starts the server and checks tools/list (\`npx vitest run\` from Navi).
+- \`src/server.test.ts\`: starts the server and checks tools/list (\`npm test\`).
+- \`npm run build\` type-checks the server; tsx runs the TypeScript directly, so nothing is emitted.
 
 ## Running
 

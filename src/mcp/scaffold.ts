@@ -18,6 +18,7 @@ import {
   serverTs,
   testTs,
   toolsJson,
+  tsconfigJson,
 } from './scaffold-templates.js';
 import type { McpServerConfig } from './types.js';
 
@@ -113,6 +114,7 @@ export async function writeScaffold(
   const command = launchLine(config);
   const files: Record<string, string> = {
     'package.json': packageJson(spec),
+    'tsconfig.json': tsconfigJson,
     'README.md': readme(spec, command),
     'src/tools.json': toolsJson(spec),
     'src/handlers.js': handlersJs(spec),

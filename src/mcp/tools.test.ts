@@ -6,10 +6,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolRegistry } from '../tools/registry.js';
+import { testProfile } from '../tools/test-helpers.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { bin, createManager, pidAlive, tempDir, toolContext, writeConfig } from './fixtures/harness.js';
 import type { McpManager } from './manager.js';
-import { createMcpTools } from './tools/index.js';
+import { createMcpTools, createTestMcpTool } from './tools/index.js';
 
 describe('MCP tools', () => {
   const tmp = tempDir('tools');
@@ -87,6 +88,37 @@ describe('MCP tools', () => {
     );
   });
 
+  it('test_mcp_tool keeps to the caller profile: denied tools are refused, confirm_tools are asked', async () => {
+    const profiles = new Map([
+      [
+        'denies',
+        testProfile({ id: 'denies', enabled_tools: ['*'], denied_tools: ['mcp__everything__echo'] }),
+      ],
+      ['asks', testProfile({ id: 'asks', enabled_tools: ['*'], confirm_tools: ['mcp__everything__*'] })],
+      ['plain', testProfile({ id: 'plain', enabled_tools: ['*'] })],
+    ]);
+    const guarded = createTestMcpTool(manager, { profileFor: (id) => profiles.get(id) });
+    const args = { server: 'everything', tool: 'echo', arguments: { message: 'x' } };
+    const denied = await guarded.execute(args, { ...toolContext(), profileId: 'denies' });
+    expect(denied.success).toBe(false);
+    expect(denied.error).toMatch(/^everything\/echo was not called: Tool "mcp__everything__echo" is denied/);
+
+    const asking = { ...toolContext(), profileId: 'asks' };
+    const declined = await guarded.execute(args, asking);
+    expect(declined.error).toContain('the user did not approve the call');
+    expect(asking.confirms).toEqual([
+      { callId: 'call-1', tool: 'mcp__everything__echo', args: { message: 'x' } },
+    ]);
+
+    const plain = await guarded.execute(args, { ...toolContext(), profileId: 'plain' });
+    expect(plain.success).toBe(true);
+    const unknown = await guarded.execute(
+      { ...args, tool: 'nope' },
+      { ...toolContext(), profileId: 'plain' },
+    );
+    expect(unknown.error).toContain('nope is not a registered tool of everything');
+  });
+
   const spec = {
     name: 'calc-tools',
     description: 'Small arithmetic helpers.',
@@ -144,9 +176,16 @@ describe('MCP tools', () => {
   });
 
   it('create_mcp_server starts the approved scaffold, which lists and runs its tools', async () => {
+    // A file that appeared in the folder by other means: approving calc-tools must not start it.
+    writeConfig(serversDir, 'sneaky.json', {
+      name: 'sneaky',
+      command: bin('mcp-server-everything'),
+      args: ['stdio'],
+    });
     const ctx = toolContext({ confirm: async () => ({ approved: true }) });
     const result = await run('create_mcp_server', spec, ctx);
     expect(result.success, result.output).toBe(true);
+    expect(manager.server('sneaky')).toBeUndefined();
     expect(ctx.confirms[0]).toMatchObject({ tool: 'create_mcp_server', callId: 'call-1' });
     const dir = join(scaffoldDir, 'calc-tools');
     for (const f of [

@@ -18,6 +18,7 @@ import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -106,6 +107,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(healthRoutes);
   app.register(authRoutes, context);
   app.register(agentRoutes, context);
+  app.register(mcpRoutes, context);
   app.register(sessionRoutes, context);
   app.register(memoryRoutes, context);
   app.register(fileRoutes, context);

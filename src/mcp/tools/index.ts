@@ -6,10 +6,15 @@ import type { ToolDefinition } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 import { createCreateMcpServerTool } from './create-mcp-server.js';
 import { createMcpStatusTool } from './mcp-status.js';
-import { createTestMcpTool } from './test-mcp-tool.js';
+import { createTestMcpTool, type TestMcpToolOptions } from './test-mcp-tool.js';
 
 export { createCreateMcpServerTool, createMcpStatusTool, createTestMcpTool };
 
-export function createMcpTools(manager: McpManager): ToolDefinition[] {
-  return [createMcpStatusTool(manager), createTestMcpTool(manager), createCreateMcpServerTool(manager)];
+/** `options.profileFor` lets test_mcp_tool apply the caller's policy (always pass it in Navi). */
+export function createMcpTools(manager: McpManager, options: TestMcpToolOptions = {}): ToolDefinition[] {
+  return [
+    createMcpStatusTool(manager),
+    createTestMcpTool(manager, options),
+    createCreateMcpServerTool(manager),
+  ];
 }

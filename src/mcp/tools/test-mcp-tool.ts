@@ -2,11 +2,46 @@
  * `test_mcp_tool`: one call of one MCP tool in isolation, returning the time it took and the
  * raw MCP result as JSON (capped), to debug a server without going through the agent.
  */
-import { fail, ok, type ToolDefinition } from '../../tools/types.js';
+import type { Profile } from '../../config/profiles.js';
+import { resolveHookAction } from '../../tools/hooks.js';
+import { checkPolicy } from '../../tools/policy.js';
+import { fail, ok, type ToolContext, type ToolDefinition } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 
+export interface TestMcpToolOptions {
+  /**
+   * The profile of a call. When given, the tested tool must be allowed for that profile, and a
+   * tool the profile would ask about is asked about here too: test_mcp_tool must not be a way
+   * around `denied_tools` or a confirmation.
+   */
+  profileFor?: (profileId: string) => Profile | undefined;
+}
+
+/** Why the call may not be made under the caller's profile, or undefined when it may. */
+async function refusal(
+  manager: McpManager,
+  options: TestMcpToolOptions,
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<string | undefined> {
+  if (!options.profileFor || !manager.server(server)) return undefined;
+  const profile = options.profileFor(ctx.profileId);
+  if (!profile) return `the profile "${ctx.profileId}" is unknown, so its policy cannot be checked`;
+  const entry = manager.registeredTool(server, tool);
+  if (!entry) return `${tool} is not a registered tool of ${server}; mcp_status lists its tools`;
+  const policy = checkPolicy(profile, entry);
+  if (!policy.allowed) return policy.reason;
+  // MCP tools never depend on the sandbox; `true` keeps terminal-style defaults out of it.
+  const hook = resolveHookAction(profile, entry, { sandboxAvailable: true });
+  if (hook.action !== 'confirm') return undefined;
+  const answer = await ctx.confirm({ callId: ctx.callId, tool: entry.tool.name, args });
+  return answer.approved ? undefined : `the user did not approve the call (${answer.reason})`;
+}
+
 /** The raw JSON is capped at TOOL_MAX_OUTPUT_CHARS. */
-export function createTestMcpTool(manager: McpManager): ToolDefinition {
+export function createTestMcpTool(manager: McpManager, options: TestMcpToolOptions = {}): ToolDefinition {
   const maxOutputChars = manager.outputLimit;
   return {
     name: 'test_mcp_tool',
@@ -28,6 +63,8 @@ export function createTestMcpTool(manager: McpManager): ToolDefinition {
       const server = String(params.server);
       const tool = String(params.tool);
       const args = (params.arguments ?? {}) as Record<string, unknown>;
+      const refused = await refusal(manager, options, server, tool, args, ctx);
+      if (refused !== undefined) return fail(`${server}/${tool} was not called: ${refused}.`);
       const started = performance.now();
       try {
         const result = await manager.callRaw(server, tool, args, ctx.signal);

@@ -1,0 +1,67 @@
+/**
+ * /agents/mcp: the state of each configured MCP server (what `mcp_status` and `navi doctor`
+ * show) and a reload of MCP_SERVERS_DIR without a restart (DESIGN §10, docs/mcp.md).
+ * A reload never starts an agent-written server the user has not approved.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { McpConfigError, McpReloadReport, McpServerStatus } from '../../mcp/types.js';
+import type { ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+
+export interface McpStatusBody {
+  servers: McpServerStatus[];
+  /** Config files that were skipped, with the reason. */
+  errors: McpConfigError[];
+}
+
+export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { services }) => {
+  const manager = () => {
+    if (!services.mcp) throw new ApiError('NOT_FOUND', 'MCP support is not enabled');
+    return services.mcp;
+  };
+
+  app.get('/agents/mcp', async (): Promise<McpStatusBody> => {
+    const mcp = manager();
+    return { servers: mcp.status(), errors: mcp.errors() };
+  });
+
+  // The user's approval of an agent-written server, for when it was not given in the chat (the
+  // question timed out, or the user changed their mind). `command` must be the launch line the
+  // user was shown (GET /agents/mcp, `command`): a config changed since then is refused.
+  app.post<{ Params: { name: string }; Body: { command: string } }>(
+    '/agents/mcp/servers/:name/approve',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
+          required: ['name'],
+        },
+        body: {
+          type: 'object',
+          properties: { command: { type: 'string', minLength: 1, maxLength: 8192 } },
+          required: ['command'],
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request): Promise<McpServerStatus> => {
+      const mcp = manager();
+      try {
+        // approve() reads a config it does not know yet, and only that one.
+        return await mcp.approve(request.params.name, request.body.command);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new ApiError(message.startsWith('no MCP server named') ? 'NOT_FOUND' : 'BAD_REQUEST', message);
+      }
+    },
+  );
+
+  // Resolves once the added and changed servers have made their first connection attempt, so
+  // the answer says whether they came up.
+  app.post('/agents/mcp/reload', async (): Promise<McpReloadReport & McpStatusBody> => {
+    const mcp = manager();
+    const report = await mcp.reload();
+    return { ...report, servers: mcp.status() };
+  });
+};
