@@ -26,7 +26,10 @@ function startServer(resets: number): Promise<{ url: string; connections: () => 
     seen += 1;
     const reset = seen <= resets;
     socket.once('data', () => {
-      if (reset) return socket.resetAndDestroy();
+      if (reset) {
+        socket.resetAndDestroy();
+        return;
+      }
       const body = '{"ok":true}';
       socket.end(
         `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
