@@ -20,17 +20,21 @@ import { McpManager } from '../mcp/manager.js';
 import { createMcpTools } from '../mcp/tools/index.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
 import { createCodeExecTool } from '../tools/builtin/code-exec.js';
+import { createContentPublishTool } from '../tools/builtin/content-publish.js';
 import { createFilesystemTool } from '../tools/builtin/filesystem.js';
 import { createImageViewTool } from '../tools/builtin/image-view.js';
 import { createCoreTools } from '../tools/builtin/index.js';
 import { createMemoryTool } from '../tools/builtin/memory.js';
+import { createShareFileTool } from '../tools/builtin/share-file.js';
+import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
 import { ContextProviders } from '../tools/context-providers.js';
 import { ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { probeBwrap } from '../tools/sandbox/bwrap.js';
-import { reloadUserTools } from '../tools/user-tools.js';
+import { ScratchDirs } from '../tools/sandbox/scratch-dirs.js';
 import type { ToolDefinition } from '../tools/types.js';
+import { reloadUserTools } from '../tools/user-tools.js';
 import type { NaviServices } from './services.js';
 
 export interface ServiceOverrides {
@@ -92,13 +96,18 @@ export async function createServices(
   });
   createCoreTools({ registry, kv: stores.kv, settings, providers, logger });
   const mcp = new McpManager({ registry, settings, logger });
+  // code_exec's working folders are shared with share_file, which may copy files from them.
+  const scratch = new ScratchDirs();
   const builtins: ToolDefinition[] = [
     createFilesystemTool({ settings }),
     createTerminalTool({ settings, networkAllowed }),
-    createCodeExecTool({ settings, networkAllowed }),
+    createCodeExecTool({ settings, networkAllowed, scratch }),
     createImageViewTool({ settings }),
+    createSshExecTool({ settings }),
+    createShareFileTool({ settings, files: stores.files, scratch }),
+    createContentPublishTool({ settings, files: stores.files }),
     createMemoryTool({ store: memory, search: memorySearch }),
-    ...createMcpTools(mcp),
+    ...createMcpTools(mcp, { profileFor: (id) => profiles.get(id) }),
     ...createAgentTools({
       profiles,
       maxSubagentDepth: settings.SUBAGENT_MAX_DEPTH,

@@ -13,6 +13,7 @@ import { walk } from '../fs/fs-ops.js';
 import { bwrapArgs, decideSandbox, naviPrivatePaths, safeEnv } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run-process.js';
 import { ScratchDirs } from '../sandbox/scratch-dirs.js';
+import { sshKeyPaths } from '../ssh/hosts-file.js';
 import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
 import { formatRun } from './terminal.js';
 
@@ -135,7 +136,8 @@ export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
               dbPath: deps.settings.DB_PATH,
               sessionFilesDir: deps.settings.SESSION_FILES_DIR,
               sshHostsFile: deps.settings.SSH_HOSTS_FILE,
-              extra: deps.hiddenPaths,
+              // The SSH keys ssh_exec uses are Navi's secrets too.
+              extra: [...(deps.hiddenPaths ?? []), ...(await sshKeyPaths(deps.settings.SSH_HOSTS_FILE))],
             }),
             network: deps.networkAllowed?.(ctx.profileId) ?? true,
             cwd: dir,

@@ -177,6 +177,21 @@ describe.skipIf(!needsProgram('bwrap', 'terminal sandbox tests'))('terminal (bub
       expect(r.output).not.toContain(secret);
   });
 
+  it('hides the SSH key files named in the SSH hosts file', async () => {
+    writeFileSync(join(base, 'ssh_key'), 'SSHKEYSECRET');
+    writeFileSync(
+      join(base, 'ssh_hosts.json'),
+      JSON.stringify({ box: { host: 'h', user: 'u', key_path: join(base, 'ssh_key') } }),
+    );
+    const r = await sandboxed({}, { SSH_HOSTS_FILE: join(base, 'ssh_hosts.json') }).execute(
+      { command: `cat ${join(base, 'ssh_key')} ${join(base, 'ssh_hosts.json')}; echo done` },
+      ctx,
+    );
+    expect(r.output).toContain('done');
+    expect(r.output).not.toContain('SSHKEYSECRET');
+    expect(r.output).not.toContain('key_path');
+  });
+
   it('has no network unless the profile allows it', async () => {
     const cmd = `(echo hi > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo CONNECTED || echo NO-NETWORK`;
     const offline = await sandboxed({ networkAllowed: () => false }).execute({ command: cmd }, ctx);

@@ -8,6 +8,7 @@ import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
 import { bwrapArgs, decideSandbox, naviPrivatePaths, safeEnv } from '../sandbox/bwrap.js';
 import { checkCommandLine } from '../sandbox/command-check.js';
 import { runProcess, withDropNote } from '../sandbox/run-process.js';
+import { sshKeyPaths } from '../ssh/hosts-file.js';
 import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
 
 export type TerminalSettings = Pick<
@@ -118,7 +119,8 @@ export function createTerminalTool(deps: TerminalToolDeps): ToolDefinition {
               dbPath: settings.DB_PATH,
               sessionFilesDir: settings.SESSION_FILES_DIR,
               sshHostsFile: settings.SSH_HOSTS_FILE,
-              extra: deps.hiddenPaths,
+              // The SSH keys ssh_exec uses are Navi's secrets too.
+              extra: [...(deps.hiddenPaths ?? []), ...(await sshKeyPaths(settings.SSH_HOSTS_FILE))],
             }),
             network: deps.networkAllowed?.(ctx.profileId) ?? true,
             cwd,

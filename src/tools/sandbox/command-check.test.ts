@@ -99,6 +99,7 @@ describe('checkCommandLine', () => {
     for (const line of [
       '$CMD x',
       '"$CMD" x',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
       '${X} y',
       '/usr/bin/r? x',
       'l* x',

@@ -286,7 +286,7 @@ function checkExecutable(
   used: string[],
 ): CommandCheck | undefined {
   const first = tokens[0];
-  if (!first || first.kind !== 'word') return undefined;
+  if (first?.kind !== 'word') return undefined;
   const name = first.word.text;
   if (first.word.expands) {
     return {

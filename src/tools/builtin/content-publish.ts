@@ -1,0 +1,113 @@
+/**
+ * `content_publish` (DESIGN §9): marks a file of this session for inline viewing in the
+ * client. The registration lives in the tool result's `metadata.published`, which the agent
+ * stores on the tool message (src/agent/tool-turn.ts), so it is sent with the `tool_call` event
+ * and comes back with the session's messages after a reload. The client renders HTML only in a
+ * frame with an empty `sandbox` attribute (web/src/components/PublishedContent.vue); the bytes are
+ * always served by the files route, never embedded in the message.
+ */
+import { join, relative, resolve } from 'node:path';
+import type { Settings } from '../../config/settings.js';
+import type { FileStore } from '../../store/types.js';
+import { isTextMime, mimeTypeOf } from '../fs/mime.js';
+import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { sessionFileUrl } from './share-file.js';
+
+export type PublishedKind = 'image' | 'markdown' | 'html' | 'text' | 'pdf';
+
+/** What a client needs to render a published file; stored as `metadata.published`. */
+export interface PublishedContent {
+  name: string;
+  url: string;
+  kind: PublishedKind;
+  mime_type: string;
+  title: string;
+}
+
+export interface ContentPublishToolDeps {
+  settings: Pick<Settings, 'SESSION_FILES_DIR'>;
+  files: FileStore;
+  now?: () => Date;
+}
+
+const KINDS: readonly PublishedKind[] = ['image', 'markdown', 'html', 'text', 'pdf'];
+
+function kindOf(mime: string): PublishedKind | undefined {
+  if (mime.startsWith('image/')) return 'image';
+  if (mime === 'text/markdown') return 'markdown';
+  if (mime === 'text/html') return 'html';
+  if (mime === 'application/pdf') return 'pdf';
+  if (isTextMime(mime)) return 'text';
+  return undefined;
+}
+
+export function createContentPublishTool(deps: ContentPublishToolDeps): ToolDefinition {
+  const now = deps.now ?? (() => new Date());
+  return {
+    name: 'content_publish',
+    group: 'session',
+    description:
+      "Show a file of this session inline in the user's chat (image, Markdown, HTML in a sandboxed " +
+      'frame, plain text, PDF). Share a local file with share_file first, then publish it by name.',
+    parameters: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'Name of a session file (as share_file returned it).' },
+        title: { type: 'string', description: 'Caption shown above the content.' },
+        kind: {
+          type: 'string',
+          enum: [...KINDS],
+          description: 'How to render it; guessed from the file type when left out.',
+        },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    async execute(params, ctx): Promise<ToolResult> {
+      const name = typeof params.name === 'string' ? params.name.trim() : '';
+      if (name === '') return fail('Parameter "name" must name a file of this session.');
+      const record = await deps.files.get(ctx.sessionId, name);
+      const sessionDir = resolve(join(deps.settings.SESSION_FILES_DIR, ctx.sessionId));
+      const rel = record ? relative(sessionDir, resolve(record.path)) : '';
+      if (
+        !record ||
+        Date.parse(record.expires_at) <= now().getTime() ||
+        rel.startsWith('..') ||
+        rel.includes('/')
+      ) {
+        const known = (await deps.files.list(ctx.sessionId))
+          .filter((r) => Date.parse(r.expires_at) > now().getTime())
+          .map((r) => r.name);
+        return fail(
+          `This session has no file named "${name}". ` +
+            (known.length > 0
+              ? `Its files: ${known.join(', ')}.`
+              : 'It has no files yet: copy one in with share_file first.'),
+        );
+      }
+      const mime = record.mime_type || mimeTypeOf(record.name);
+      const guessed = kindOf(mime);
+      const kind = typeof params.kind === 'string' ? (params.kind as PublishedKind) : guessed;
+      if (!kind) {
+        return fail(
+          `"${name}" is ${mime}, which cannot be shown inline (images, Markdown, HTML, text and PDF can). ` +
+            `The user can still download it from ${sessionFileUrl(ctx.sessionId, name)}.`,
+        );
+      }
+      if (kind === 'image' && guessed !== 'image')
+        return fail(`"${name}" is ${mime}, not an image; choose another kind or leave "kind" out.`);
+      if (kind === 'pdf' && guessed !== 'pdf')
+        return fail(`"${name}" is ${mime}, not a PDF; choose another kind or leave "kind" out.`);
+      const title =
+        typeof params.title === 'string' && params.title.trim() !== '' ? params.title.trim() : name;
+      const published: PublishedContent = {
+        name,
+        url: sessionFileUrl(ctx.sessionId, name),
+        kind,
+        mime_type: mime,
+        title,
+      };
+      return ok(`Published "${name}" for the user to see inline as ${kind} ("${title}").`, { published });
+    },
+  };
+}

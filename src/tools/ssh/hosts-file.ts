@@ -1,0 +1,146 @@
+/**
+ * The named SSH hosts of SSH_HOSTS_FILE. The file holds where to connect and *where* the
+ * secret is (a key file, or the name of an environment variable), never the secret itself, so
+ * the model can only pick a host by name and no credential ever appears in a tool's arguments.
+ *
+ * Format (JSON): `{ "<name>": { host, port?, user, key_path?, key_passphrase_env?,
+ * password_env?, host_key_sha256?, description? } }` — see docs/machine-tools.md.
+ */
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface SshHostConfig {
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  /** Private key file (`~` expanded). */
+  keyPath?: string;
+  /** Environment variable holding the key's passphrase. */
+  keyPassphraseEnv?: string;
+  /** Environment variable holding the password. */
+  passwordEnv?: string;
+  /** `SHA256:…` fingerprint (as `ssh-keygen -l` prints it) the server's host key must have. */
+  hostKeySha256?: string;
+  description?: string;
+}
+
+export class SshHostsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SshHostsError';
+  }
+}
+
+const KNOWN_FIELDS = new Set([
+  'host',
+  'port',
+  'user',
+  'key_path',
+  'key_passphrase_env',
+  'password_env',
+  'host_key_sha256',
+  'description',
+]);
+const SECRET_FIELDS = ['password', 'passphrase', 'private_key', 'key'];
+
+function expandHome(path: string): string {
+  if (path === '~') return homedir();
+  if (path.startsWith('~/')) return join(homedir(), path.slice(2));
+  return path;
+}
+
+/** Validates the parsed file; throws SshHostsError naming the file, the host and the field. */
+export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostConfig> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new SshHostsError(`${file} must hold a JSON object mapping host names to settings.`);
+  const hosts = new Map<string, SshHostConfig>();
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    const where = `${file}, host "${name}"`;
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+      throw new SshHostsError(`${where}: names use letters, digits, ".", "_" and "-" only.`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new SshHostsError(`${where}: expected an object.`);
+    const entry = value as Record<string, unknown>;
+    for (const field of SECRET_FIELDS) {
+      if (field in entry) {
+        throw new SshHostsError(
+          `${where}: "${field}" is not accepted — secrets never go in this file. ` +
+            'Use key_path for a key file, or password_env / key_passphrase_env to name an environment variable.',
+        );
+      }
+    }
+    for (const field of Object.keys(entry))
+      if (!KNOWN_FIELDS.has(field)) throw new SshHostsError(`${where}: unknown field "${field}".`);
+    const str = (field: string): string | undefined => {
+      const v = entry[field];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string' || v.trim() === '')
+        throw new SshHostsError(`${where}: "${field}" must be a non-empty string.`);
+      return v.trim();
+    };
+    const host = str('host');
+    const user = str('user');
+    if (!host) throw new SshHostsError(`${where}: "host" is required.`);
+    if (!user) throw new SshHostsError(`${where}: "user" is required.`);
+    const port = entry.port ?? 22;
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+      throw new SshHostsError(`${where}: "port" must be an integer from 1 to 65535.`);
+    const keyPath = str('key_path');
+    const passwordEnv = str('password_env');
+    if (!keyPath && !passwordEnv)
+      throw new SshHostsError(`${where}: give "key_path" or "password_env" (how to authenticate).`);
+    const keyPassphraseEnv = str('key_passphrase_env');
+    const hostKeySha256 = str('host_key_sha256');
+    const description = str('description');
+    hosts.set(name, {
+      name,
+      host,
+      port,
+      user,
+      ...(keyPath ? { keyPath: resolve(expandHome(keyPath)) } : {}),
+      ...(keyPassphraseEnv ? { keyPassphraseEnv } : {}),
+      ...(passwordEnv ? { passwordEnv } : {}),
+      ...(hostKeySha256 ? { hostKeySha256 } : {}),
+      ...(description ? { description } : {}),
+    });
+  }
+  return hosts;
+}
+
+/** Reads SSH_HOSTS_FILE afresh (edits apply without a restart). */
+export async function loadSshHosts(file: string): Promise<Map<string, SshHostConfig>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new SshHostsError(
+        `No SSH hosts are configured: ${resolve(file)} does not exist (SSH_HOSTS_FILE). ` +
+          'Ask the user to add the host there.',
+      );
+    }
+    throw new SshHostsError(`Cannot read ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new SshHostsError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseSshHosts(raw, file);
+}
+
+/**
+ * Key files named in SSH_HOSTS_FILE, for hiding from sandboxed programs. Never throws: a
+ * missing or broken hosts file hides nothing more than the file itself.
+ */
+export async function sshKeyPaths(file: string): Promise<string[]> {
+  try {
+    const hosts = await loadSshHosts(file);
+    return [...hosts.values()].flatMap((h) => (h.keyPath ? [h.keyPath] : []));
+  } catch {
+    return [];
+  }
+}
