@@ -45,7 +45,7 @@ async function serve(settings: Settings, logger: Logger): Promise<number> {
   const { buildApp } = await import('../server/app.js');
   try {
     const { ensureWebBuild } = await import('./web-build.js');
-    const build = await ensureWebBuild({ root: process.cwd(), logger });
+    const build = await ensureWebBuild({ logger });
     if (build.built) logger.info({ reason: build.reason }, 'web client built');
   } catch (err) {
     logger.error(

@@ -7,13 +7,17 @@
  * folder that then replaces web/dist, so a server or a second process never sees half a build.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { chmod, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 
+/** This checkout: the server serves web/dist from here, whatever the working directory is. */
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
 export interface WebBuildOptions {
-  /** The project folder (the one holding web/ and src/). */
-  root: string;
+  /** The project folder (the one holding web/ and src/); this checkout by default. */
+  root?: string;
   logger: Logger;
 }
 
@@ -65,7 +69,10 @@ export async function webBuildStatus(root: string): Promise<{ stale: boolean; re
  * be done, or when the build failed but an earlier build is still there to serve (logged as a
  * warning). Rejects only when the build failed and there is no build at all.
  */
-export async function ensureWebBuild({ root, logger }: WebBuildOptions): Promise<WebBuildResult> {
+export async function ensureWebBuild({
+  root = projectRoot,
+  logger,
+}: WebBuildOptions): Promise<WebBuildResult> {
   const status = await webBuildStatus(root);
   if (!status.stale) return { built: false, reason: status.reason };
 
@@ -75,6 +82,8 @@ export async function ensureWebBuild({ root, logger }: WebBuildOptions): Promise
   const started = Date.now();
   const temporary = await mkdtemp(join(webDir, '.dist-'));
   try {
+    // mkdtemp makes the folder private (0700); a server running as another user must read it.
+    await chmod(temporary, 0o755);
     const { build } = await import('vite');
     await build({
       configFile: join(webDir, 'vite.config.ts'),

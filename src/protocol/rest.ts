@@ -39,6 +39,8 @@ export interface SessionMessage {
 
 export interface SessionDetail extends SessionSummary {
   messages: SessionMessage[];
+  /** Context window of the session's backend (what `stream_end` reports); 0 when unknown. */
+  max_context_tokens?: number;
 }
 
 export interface ProfileSummary {

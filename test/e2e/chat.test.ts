@@ -111,13 +111,21 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
     const page = await env.newPage();
     await openNewSession(env, page);
     env.fake.enqueue(
-      { toolCalls: [{ name: 'slow_task', arguments: { job: 'backup' } }] },
+      {
+        thinking: 'The user wants a backup, so I call slow_task.',
+        toolCalls: [{ name: 'slow_task', arguments: { job: 'backup' } }],
+      },
       { text: 'The backup is **finished**.' },
     );
     await sendMessage(page, 'Run the backup');
     const card = page.locator('[data-testid="tool-card"][data-tool="slow_task"]');
     await card.and(page.locator('[data-status="running"]')).waitFor();
     expect(await card.locator('.spinner').count()).toBe(1);
+    // The turn's reasoning (live, then turn_thinking) shows once, collapsed, above the card.
+    const reasoning = page.locator('[data-testid="thinking"][data-done="true"]');
+    await waitForText(reasoning, 'so I call slow_task');
+    expect(await page.getByTestId('thinking').count()).toBe(1);
+    expect(await reasoning.evaluate((el) => (el as HTMLDetailsElement).open)).toBe(false);
     env.gate.open();
     await card.and(page.locator('[data-status="done"]')).waitFor();
     await waitForText(page.getByTestId('assistant-message').last(), 'The backup is finished.');
@@ -140,6 +148,52 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
       .locator('[data-testid="subagent-calls"] [data-tool="slow_task"][data-status="done"]')
       .waitFor();
     await screenshot(page, 'laptop-light-tools');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'laptop-dark-tools');
+    await page.close();
+  });
+
+  it('folds a long tool result and shows a profile switch as a quiet notice', async () => {
+    const page = await env.newPage();
+    await openNewSession(env, page);
+    await waitForText(page.getByTestId('active-profile'), 'Tester');
+    env.fake.enqueue(
+      { toolCalls: [{ name: 'long_report', arguments: {} }] },
+      { toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'planner' } }] },
+      { text: 'Report read; the planner takes over.' },
+    );
+    await sendMessage(page, 'Read the report, then hand over to the planner');
+    await waitForText(page.getByTestId('assistant-message').last(), 'the planner takes over');
+    await waitForText(page.getByTestId('notice'), 'Switched to profile “Planner”');
+    await waitForText(page.getByTestId('active-profile'), 'Planner');
+
+    const card = page.locator('[data-testid="tool-card"][data-tool="long_report"]');
+    await card.locator('.tool-head').click();
+    const result = card.getByTestId('tool-result');
+    expect(await result.textContent()).toContain('report line 1\n');
+    expect(await result.textContent()).not.toContain('report line 400');
+    await card.getByRole('button', { name: /Show all/ }).click();
+    await waitForText(result, 'report line 400');
+    await screenshot(page, 'laptop-light-long-result');
+    await page.close();
+  });
+
+  it('shows a context compression as a quiet notice and resets the meter', async () => {
+    const page = await env.newPage();
+    await openNewSession(env, page);
+    env.fake.enqueue({ text: 'First answer.' });
+    await sendMessage(page, 'First question');
+    await waitForText(page.getByTestId('assistant-message').last(), 'First answer.');
+    // A turn that fills most of the window makes the agent summarise the older turn after it.
+    env.fake.enqueue(
+      { text: 'Second answer.', usage: { prompt: 7400, completion: 20 } },
+      { text: 'Summary.' },
+    );
+    await sendMessage(page, 'Second question');
+    await waitForText(page.getByTestId('assistant-message').last(), 'Second answer.');
+    await waitForText(page.getByTestId('notice'), 'Context compressed');
+    await waitForText(page.getByTestId('context-meter'), '0 / 8.2k');
+    expect(await page.getByTestId('context-meter').textContent()).not.toContain('7.4k');
     await page.close();
   });
 
@@ -157,6 +211,8 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
     await page.getByTestId('context-meter').waitFor();
     await page.reload();
     await waitForText(page.getByTestId('plan-card'), 'Answer it briefly');
+    // The meter knows the window before any run of this page ends (OLLAMA_NUM_CTX is 8192).
+    await waitForText(page.getByTestId('context-meter'), '/ 8.2k');
     await waitForText(page.getByTestId('assistant-message').last(), 'Here is the brief answer.');
     await page.close();
   });

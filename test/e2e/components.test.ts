@@ -109,6 +109,13 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
 
       // Invalid values are refused in the page: nothing reaches the server.
       const chatRequests = env.fake.requests.length;
+      // A field shows its problem once it was left.
+      await form.getByLabel('Your name').fill('A');
+      await form.getByLabel('Your name').press('Tab');
+      await waitForText(form.getByTestId('field-error'), 'at least 2 characters');
+      await form.getByLabel('Notes').fill('x'.repeat(60));
+      await form.getByLabel('Notes').press('Tab');
+      await waitForText(form.getByTestId('field-error'), 'at most 50 characters');
       await form.getByLabel('Your name').fill('R2-D2');
       await form.getByLabel('Email').fill('not-an-email');
       await form.getByLabel('Travellers').fill('12');
@@ -153,6 +160,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       await waitForText(page.getByTestId('form-summary'), 'Ada Lovelace');
       await waitForText(page.getByTestId('form-summary'), 'Hotel');
       expect(await page.getByTestId('ui-form').count()).toBe(0);
+      await screenshot(page, 'laptop-light-form-summary');
       await page.close();
     });
 
@@ -171,38 +179,93 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       const grid = page.getByTestId('card-grid');
       await waitForText(grid, 'Casa Verde');
       await waitForIdle(page);
-      await grid.getByRole('button', { name: /Hotel Azur/ }).click();
+      // By keyboard: a card is a button that Enter opens; Esc closes and gives the focus back.
+      await grid.getByRole('button', { name: /Hotel Azur/ }).focus();
+      await page.keyboard.press('Enter');
       const details = page.getByTestId('card-details');
       await waitForText(details, 'Breakfast included');
       await waitForText(details, '120 EUR');
       await screenshot(page, 'laptop-light-card-modal');
       await page.keyboard.press('Escape');
       await details.waitFor({ state: 'hidden' });
+      expect(await page.evaluate(() => document.activeElement?.textContent ?? '')).toContain('Hotel Azur');
+      await grid.getByRole('button', { name: /Casa Verde/ }).click();
+      await waitForText(page.getByTestId('card-details'), 'A quiet garden hotel.');
+      await page.getByRole('button', { name: 'Close', exact: true }).last().click();
+      await page.getByTestId('card-details').waitFor({ state: 'hidden' });
       // Still there after a reload, from the tool message's metadata.
       await page.reload();
       await waitForText(page.getByTestId('card-grid'), 'Hotel Azur');
       await page.close();
     });
 
-    it('uploads a file with progress and sends it with the message', async () => {
+    it('uploads files picked with the button and dropped on the chat, and sends them', async () => {
       const page = await env.newPage();
       const id = await openNewSession(env, page);
-      await page.getByTestId('file-input').setInputFiles({
+      const chooser = page.waitForEvent('filechooser');
+      await page.getByRole('button', { name: 'Attach files' }).click();
+      await (await chooser).setFiles({
         name: 'notes.txt',
         mimeType: 'text/plain',
         buffer: Buffer.from('Remember the milk.\n'.repeat(2000)),
       });
       await page.locator('[data-testid="upload"][data-state="done"]').waitFor();
+
+      const dropped = await page.evaluateHandle(() => {
+        const data = new DataTransfer();
+        data.items.add(new File(['Dropped on the chat.'], 'dropped.md', { type: 'text/markdown' }));
+        return data;
+      });
+      const chat = page.getByRole('region', { name: 'Conversation' });
+      await chat.dispatchEvent('dragover', { dataTransfer: dropped });
+      await page.locator('.drop-overlay').waitFor();
+      await screenshot(page, 'laptop-light-drop');
+      await chat.dispatchEvent('drop', { dataTransfer: dropped });
+      await page.locator('.drop-overlay').waitFor({ state: 'detached' });
+      await page.locator('[data-testid="upload"][data-state="done"]').nth(1).waitFor();
+      await screenshot(page, 'laptop-light-uploads');
+
+      // Shift+Enter starts a new line; Enter sends.
+      const box = page.getByTestId('composer');
+      await box.fill('What is in');
+      await box.press('Shift+Enter');
+      await box.pressSequentially('these files?');
+      expect(await box.inputValue()).toBe('What is in\nthese files?');
       env.fake.enqueue({ text: 'I read your notes.' });
-      await sendMessage(page, 'What is in this file?');
-      await waitForText(page.getByTestId('user-message').last(), 'notes.txt');
+      await box.press('Enter');
+      await waitForText(page.getByTestId('user-message').last(), 'dropped.md');
       await waitForText(page.getByTestId('assistant-message').last(), 'I read your notes.');
       const content = lastUserContent(env);
-      expect(content).toContain('What is in this file?');
+      expect(content).toContain('What is in\nthese files?');
       expect(content).toContain('notes.txt');
+      expect(content).toContain('dropped.md');
       const stored = await env.navi.services.files.list(id);
-      expect(stored.map((f) => f.name)).toContain('notes.txt');
+      expect(stored.map((f) => f.name).sort()).toEqual(['dropped.md', 'notes.txt']);
       expect(readFileSync(stored.find((f) => f.name === 'notes.txt')?.path ?? '', 'utf8')).toContain('milk');
+      await page.close();
+    });
+
+    it('shows published content inline, also after a reload', async () => {
+      const page = await env.newPage();
+      const id = await openNewSession(env, page);
+      const body = new FormData();
+      body.append('file', new Blob(['# Trip report\n\nWe saw **whales**.']), 'report.md');
+      const uploaded = await fetch(`${env.navi.url}/sessions/${id}/files`, { method: 'POST', body });
+      expect(uploaded.status).toBe(201);
+      const { name } = (await uploaded.json()) as { name: string };
+      env.fake.enqueue(
+        { toolCalls: [{ name: 'publish_note', arguments: { name } }] },
+        { text: 'Your report is shown above.' },
+      );
+      await sendMessage(page, 'Show my trip report');
+      const published = page.getByTestId('published');
+      await waitForText(published.locator('h1'), 'Trip report');
+      expect(await published.locator('strong').textContent()).toBe('whales');
+      expect(await published.getByTestId('published-caption').textContent()).toBe('Our trip');
+      await waitForIdle(page);
+      await screenshot(page, 'laptop-light-published');
+      await page.reload();
+      await waitForText(page.getByTestId('published').locator('h1'), 'Trip report');
       await page.close();
     });
 
@@ -277,9 +340,20 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       await screenshot(page, 'phone-light-form');
       await page.emulateMedia({ colorScheme: 'dark' });
       await screenshot(page, 'phone-dark-form');
-      // Nothing may be wider than the screen.
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow).toBeLessThanOrEqual(0);
+      // Nothing may be wider than the screen, before or after the form is sent.
+      const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(await overflow()).toBeLessThanOrEqual(0);
+      const form = page.getByTestId('ui-form');
+      await form.getByLabel('Your name').fill('Grace Hopper');
+      await form.getByLabel('Email').fill('grace.hopper.with.a.rather.long.address@example.com');
+      await form.getByLabel('Kind of trip').selectOption('beach');
+      await form.getByLabel('I agree to the terms').check();
+      env.fake.enqueue({ text: 'A beach trip it is.' });
+      await form.getByRole('button', { name: 'Plan my trip' }).click();
+      await waitForText(page.getByTestId('assistant-message').last(), 'A beach trip it is.');
+      await page.getByTestId('form-summary').scrollIntoViewIfNeeded();
+      await screenshot(page, 'phone-dark-form-summary');
+      expect(await overflow()).toBeLessThanOrEqual(0);
       await page.close();
     });
   },

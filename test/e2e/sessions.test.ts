@@ -119,6 +119,41 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: sessio
     await page.close();
   });
 
+  it('catches up on the run in progress when its connection drops and comes back', async () => {
+    const page = await env.newPage();
+    await openNewSession(env, page);
+    env.fake.enqueue(
+      { toolCalls: [{ name: 'slow_task', arguments: { job: 'archive' } }] },
+      { text: 'Archived everything.' },
+    );
+    await sendMessage(page, 'Archive now');
+    const card = page.locator('[data-testid="tool-card"][data-tool="slow_task"]');
+    await card.and(page.locator('[data-status="running"]')).waitFor();
+    // Remember in the page whether the indicator ever left "open", so a quick reconnection
+    // cannot slip past the test.
+    await page.evaluate(() => {
+      const flags = window as { dropped?: boolean };
+      flags.dropped = false;
+      new MutationObserver(() => {
+        const state = document.querySelector('[data-testid="connection"]')?.getAttribute('data-state');
+        if (state !== 'open') flags.dropped = true;
+      }).observe(document.body, { subtree: true, attributes: true, childList: true });
+    });
+    // The server stays up and the run goes on; only the sockets are cut.
+    for (const client of env.navi.app.websocketServer.clients) client.terminate();
+    await page.waitForFunction(() => (window as { dropped?: boolean }).dropped === true);
+    await page.locator('[data-testid="connection"][data-state="open"]').waitFor();
+    await card.and(page.locator('[data-status="running"]')).waitFor();
+    expect(await page.getByTestId('composer').isDisabled()).toBe(true);
+    env.gate.open();
+    await waitForText(page.getByTestId('assistant-message').last(), 'Archived everything.');
+    await waitForIdle(page);
+    expect(await card.count()).toBe(1);
+    expect(await card.getAttribute('data-status')).toBe('done');
+    expect(await page.getByTestId('user-message').filter({ hasText: 'Archive now' }).count()).toBe(1);
+    await page.close();
+  });
+
   it('reconnects by itself after the server restarts, and catches up on a run in progress', async () => {
     const page = await env.newPage();
     await page.emulateMedia({ colorScheme: 'dark' });

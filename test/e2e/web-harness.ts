@@ -75,6 +75,31 @@ function testTools(gate: Gate): ToolDefinition[] {
       },
     },
     {
+      name: 'long_report',
+      description: 'Returns a long report.',
+      parameters: { type: 'object', properties: {} },
+      execute: async () => ({
+        success: true,
+        output: Array.from({ length: 400 }, (_, i) => `report line ${i + 1}`).join('\n'),
+      }),
+    },
+    {
+      name: 'publish_note',
+      description: 'Publishes a file of this session for inline viewing (the metadata of content_publish).',
+      parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      execute: async (params, ctx) => {
+        const name = String(params.name);
+        const url = `/sessions/${encodeURIComponent(ctx.sessionId)}/files/${encodeURIComponent(name)}`;
+        return {
+          success: true,
+          output: `Published ${name}`,
+          metadata: {
+            published: { name, url, kind: 'markdown', mime_type: 'text/markdown', title: 'Our trip' },
+          },
+        };
+      },
+    },
+    {
       name: 'dangerous_op',
       description: 'Does something that needs the user to approve it.',
       parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
@@ -125,7 +150,9 @@ export async function startWebEnv(): Promise<WebEnv> {
     OLLAMA_NUM_CTX: '8192',
     PROFILES_DIR: profilesDir,
     DEFAULT_PROFILE: 'tester',
-    CONTEXT_COMPRESSION_ENABLED: 'false',
+    // Compression runs only when a test scripts a usage near the window (8192 × 0.8).
+    CONTEXT_COMPRESSION_ENABLED: 'true',
+    CONTEXT_KEEP_RECENT: '1',
     NAVI_SANDBOX: 'off',
   };
   const start = async (port?: number): Promise<NaviHandle> => {

@@ -51,7 +51,14 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<SessionDetail> => {
       const session = await requireSession(services.sessions, request.params.id);
       const messages = await services.sessions.getMessages(session.id);
-      return { ...session, messages };
+      // The client's context meter needs the window before the first run of this page ends.
+      let maxContextTokens = 0;
+      try {
+        maxContextTokens = services.backendFor(session.profile_id).contextWindow;
+      } catch {
+        // A profile whose backend is not configured: the meter shows the count alone.
+      }
+      return { ...session, messages, max_context_tokens: maxContextTokens };
     },
   );
 

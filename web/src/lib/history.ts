@@ -43,7 +43,15 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
   for (const message of messages) {
     const metadata = message.metadata ?? {};
     if (message.role === 'user') {
-      if (metadata.is_form_submit === true) continue;
+      // A form submission kept in the display buffer is not a bubble: it marks its form as sent.
+      if (metadata.is_form_submit === true || metadata.form_submit !== undefined) {
+        const submitted = submissionsFromContext([message]);
+        for (const card of cards.values()) {
+          const values = submitted.get(formIdOf(card) ?? '');
+          if (values) card.formSubmitted = values;
+        }
+        continue;
+      }
       const files = fileNames(metadata);
       entries.push({
         kind: 'user',

@@ -270,6 +270,8 @@ export class Timeline {
         break;
       }
       case 'context_compressed':
+        // The server counts the summarised context afresh from the next LLM call on.
+        this.state.contextTokens = 0;
         this.push({
           kind: 'notice',
           key: newKey('notice'),
