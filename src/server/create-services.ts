@@ -12,12 +12,12 @@ import type { Settings } from '../config/settings.js';
 import type { FetchLike } from '../llm/http.js';
 import { createBackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
+import { McpManager } from '../mcp/manager.js';
+import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
 import { SqliteMemoryStore } from '../memory/memory-store.js';
 import { HybridMemorySearch } from '../memory/search.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
-import { McpManager } from '../mcp/manager.js';
-import { createMcpTools } from '../mcp/tools/index.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
 import { createCodeExecTool } from '../tools/builtin/code-exec.js';
 import { createContentPublishTool } from '../tools/builtin/content-publish.js';
@@ -30,9 +30,11 @@ import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
 import { ContextProviders } from '../tools/context-providers.js';
 import { ToolExecutor } from '../tools/executor.js';
+import { naviPathGuard } from '../tools/fs/navi-paths.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { probeBwrap } from '../tools/sandbox/bwrap.js';
 import { ScratchDirs } from '../tools/sandbox/scratch-dirs.js';
+import { SshPool } from '../tools/ssh/ssh-pool.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
 import type { NaviServices } from './services.js';
@@ -87,8 +89,7 @@ export async function createServices(
   // Without a working bubblewrap, terminal and code_exec ask before every call (DESIGN §9).
   const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await probeBwrap()).available;
   const executor = new ToolExecutor({ registry, settings, logger, sandboxAvailable });
-  const networkAllowed = (profileId: string): boolean =>
-    profiles.get(profileId)?.network_access !== false;
+  const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access !== false;
   const providers = new ContextProviders({
     dir: settings.CONTEXT_PROVIDERS_DIR,
     kv: stores.kv,
@@ -98,13 +99,16 @@ export async function createServices(
   const mcp = new McpManager({ registry, settings, logger });
   // code_exec's working folders are shared with share_file, which may copy files from them.
   const scratch = new ScratchDirs();
+  const sshPool = new SshPool();
+  // One guard for every tool that touches files: private data hidden, control folders read-only.
+  const guard = naviPathGuard(settings);
   const builtins: ToolDefinition[] = [
-    createFilesystemTool({ settings }),
-    createTerminalTool({ settings, networkAllowed }),
+    createFilesystemTool({ settings, guard }),
+    createTerminalTool({ settings, networkAllowed, guard }),
     createCodeExecTool({ settings, networkAllowed, scratch }),
-    createImageViewTool({ settings }),
-    createSshExecTool({ settings }),
-    createShareFileTool({ settings, files: stores.files, scratch }),
+    createImageViewTool({ settings, guard }),
+    createSshExecTool({ settings, pool: sshPool, guard }),
+    createShareFileTool({ settings, files: stores.files, scratch, guard }),
     createContentPublishTool({ settings, files: stores.files }),
     createMemoryTool({ store: memory, search: memorySearch }),
     ...createMcpTools(mcp, { profileFor: (id) => profiles.get(id) }),
@@ -158,6 +162,7 @@ export async function createServices(
     mcp,
     reloadTools,
     close: async () => {
+      sshPool.closeAll();
       await mcp.close();
       await providers.close();
       stores.close();

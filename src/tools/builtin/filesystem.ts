@@ -96,6 +96,7 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     if (content === undefined) return fail(`Action "${append ? 'append' : 'write'}" needs "content".`);
     const data = p.encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
     const path = await guard.resolve(requirePath(p));
+    guard.assertWritable(path);
     await mkdir(dirname(path), { recursive: true });
     const flags = constants.O_WRONLY | constants.O_CREAT | (append ? constants.O_APPEND : 0);
     const handle = await guard.open(path, flags);
@@ -143,12 +144,15 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     const destInput = str(p.destination);
     if (!destInput) return fail(`Action "${move ? 'move' : 'copy'}" needs "destination".`);
     let dest = await guard.resolve(destInput);
+    guard.assertWritable(dest);
+    if (move) guard.assertWritable(source);
     const srcInfo = await lstat(source).catch(() => undefined);
     if (!srcInfo) return fail(`${source} does not exist.`);
     const destInfo = await stat(dest).catch(() => undefined);
     if (destInfo?.isDirectory()) {
       dest = join(dest, basename(source));
       guard.assertAllowed(dest);
+      guard.assertWritable(dest);
     }
     if (dest === source) return fail('Source and destination are the same path.');
     if (p.overwrite !== true && (await lstat(dest).catch(() => undefined))) {
@@ -186,6 +190,7 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
   async function remove(p: ToolParams): Promise<ToolResult> {
     const path = await guard.resolveNoFollow(requirePath(p));
     if (guard.roots.includes(path)) return fail(`${path} is an allowed root itself; refusing to delete it.`);
+    guard.assertWritable(path);
     // lstat: deleting a link removes the link, never what it points to.
     const info = await lstat(path).catch(() => undefined);
     if (!info) return fail(`${path} does not exist.`);

@@ -26,6 +26,21 @@ export interface PathGuardOptions {
   /** Base of relative paths; defaults to the first root, or the process's cwd with `*`. */
   baseDir?: string;
   home?: string;
+  /** Navi's private data (database, `.env`, SSH hosts): neither read nor written, even under `*`. */
+  hidden?: readonly string[];
+  /**
+   * Folders that change what Navi runs or may do (user tools, context providers, MCP configs,
+   * profiles): readable, but written only through the tools that ask the user first.
+   */
+  readOnly?: readonly { path: string; why: string }[];
+}
+
+function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
 }
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -36,6 +51,8 @@ export class PathGuard {
   readonly roots: readonly string[];
   readonly baseDir: string;
   private readonly home: string;
+  private readonly hidden: readonly string[];
+  private readonly readOnly: readonly { path: string; why: string }[];
 
   constructor(options: PathGuardOptions) {
     this.home = options.home ?? homedir();
@@ -51,6 +68,8 @@ export class PathGuard {
           }
         });
     this.baseDir = options.baseDir ?? this.roots[0] ?? process.cwd();
+    this.hidden = (options.hidden ?? []).map(realOrResolved);
+    this.readOnly = (options.readOnly ?? []).map((r) => ({ path: realOrResolved(r.path), why: r.why }));
   }
 
   /** Human-readable list of the roots, for refusals and manuals. */
@@ -91,11 +110,24 @@ export class PathGuard {
   }
 
   assertAllowed(realPath: string, shown: string = realPath): void {
-    if (this.contains(realPath)) return;
-    throw new PathRefusedError(
-      `Access denied: "${shown}" resolves to ${realPath}, which is outside the allowed folders ` +
-        `(${this.describeRoots()}). Use a path inside one of them.`,
-    );
+    if (!this.contains(realPath)) {
+      throw new PathRefusedError(
+        `Access denied: "${shown}" resolves to ${realPath}, which is outside the allowed folders ` +
+          `(${this.describeRoots()}). Use a path inside one of them.`,
+      );
+    }
+    if (this.hidden.some((h) => isWithin(h, realPath))) {
+      throw new PathRefusedError(
+        `Access denied: ${realPath} is Navi's own private data (its database, settings or secrets); ` +
+          'no tool may read or change it.',
+      );
+    }
+  }
+
+  /** Refuses a change to `realPath` when it lies in one of the read-only folders. */
+  assertWritable(realPath: string): void {
+    const hit = this.readOnly.find((r) => isWithin(r.path, realPath));
+    if (hit) throw new PathRefusedError(`Refused: ${realPath} is in ${hit.path}, ${hit.why}`);
   }
 
   /**
@@ -122,6 +154,8 @@ export class PathGuard {
           `Access denied: ${realPath} now leads to ${opened}, outside the allowed folders (${this.describeRoots()}).`,
         );
       }
+      this.assertAllowed(opened);
+      if ((flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0) this.assertWritable(opened);
       return handle;
     } catch (err) {
       await handle.close();
