@@ -9,5 +9,6 @@ export default defineConfig({
     // Integration tests start real servers and subprocesses; two cores is the machine's size.
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    globalSetup: ['./test/support/global-setup.ts'],
   },
 });
