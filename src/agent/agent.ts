@@ -145,7 +145,10 @@ export class Agent implements AgentApi {
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
     const user = this.userMessage(input);
-    await transcript.append([{ message: user, display: !input.contextOnly, context: true }]);
+    // A form submission is kept in the display buffer too, marked by metadata.form_submit, so
+    // its form still shows as sent after compression rewrote the context (no bubble is drawn).
+    const display = !input.contextOnly || input.metadata?.form_submit !== undefined;
+    await transcript.append([{ message: user, display, context: true }]);
     const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
     if (!session.title && !input.contextOnly && input.content.trim()) patch.title = titleFrom(input.content);
     await sessions.update(sessionId, patch);

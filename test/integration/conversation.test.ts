@@ -100,6 +100,30 @@ describe.each(['ollama', 'openai'] as const)('a conversation over %s', (backend)
     await client.close();
   });
 
+  it('keeps a form submission in both buffers, marked, without titling the session', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'Booked.' });
+    const client = await EventClient.connect(navi.wsUrl(id));
+    client.send({ type: 'form_submit', form_id: 'trip', values: { city: 'Oslo', nights: 2 } });
+    const events = await client.waitForRunEnd();
+    expect(events[0]).toMatchObject({ type: 'stream_start', trigger: 'form' });
+    const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as {
+      title: string | null;
+      messages: { role: string; metadata?: Record<string, unknown> }[];
+    };
+    expect(session.title ?? '').toBe('');
+    expect(session.messages[0]).toMatchObject({
+      role: 'user',
+      metadata: { form_submit: { form_id: 'trip', values: { city: 'Oslo', nights: 2 } } },
+    });
+    const sent = fake.requests.find((r) => r.kind === 'chat')?.body.messages?.at(-1);
+    expect(JSON.parse(String(sent?.content))).toEqual({
+      form_id: 'trip',
+      values: { city: 'Oslo', nights: 2 },
+    });
+    await client.close();
+  });
+
   it('sends images to the model and strips a data: prefix', async () => {
     const id = await navi.createSession();
     fake.enqueue({ text: 'A red dot.' });
