@@ -88,6 +88,19 @@ describe('the navi command', () => {
     expect(run.code).toBe(0);
   });
 
+  it("doctor shows each MCP server's state", async () => {
+    const servers = tempDir('navi-cli-mcp-');
+    const config = {
+      name: 'everything',
+      command: join(repoRoot, 'node_modules/.bin/mcp-server-everything'),
+      args: ['stdio'],
+    };
+    writeFileSync(join(servers, 'everything.json'), JSON.stringify(config));
+    const run = await navi(['doctor'], { ...env, MCP_SERVERS_DIR: servers }, dir);
+    expect(run.stdout).toMatch(/\[ok\] +mcp everything: ready \(stdio, [1-9]\d* tools\)/);
+    expect(run.code).toBe(0);
+  });
+
   it('doctor fails, naming the backend, the broken tool and the broken MCP config', async () => {
     const broken = tempDir('navi-cli-broken-');
     mkdirSync(join(broken, 'tools'));
