@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Profile, ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { LlmBackend } from '../llm/types.js';
-import type { AgentEvent } from '../protocol/events.js';
+import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
 import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle, ConfirmAnswer } from '../tools/types.js';
@@ -49,6 +49,8 @@ const refuseHeadless = async (): Promise<ConfirmAnswer> => ({
 
 export class Agent implements AgentApi {
   private readonly newId: () => string;
+  /** Post-turn work still running, per session: the session's next run waits for it. */
+  private readonly postTurn = new Map<string, Promise<void>>();
   private readonly now: () => Date;
 
   constructor(private readonly deps: AgentDeps) {
@@ -61,7 +63,7 @@ export class Agent implements AgentApi {
     const log = this.deps.logger.child({ session_id: sessionId, run_id: options.runId });
     let ended = false;
     const emit = (event: AgentEvent) => {
-      if (ended) return;
+      if (ended && !isAfterRunEvent(event)) return;
       queue.push(event);
     };
     const end = (event: AgentEvent) => {
@@ -137,6 +139,8 @@ export class Agent implements AgentApi {
   ): Promise<void> {
     const { sessions } = this.deps;
     emit({ type: 'stream_start', trigger: input.trigger });
+    // The previous run's post-turn compression may still rewrite this session's context.
+    await this.postTurn.get(sessionId);
     const session = await sessions.get(sessionId);
     if (!session) {
       end({ type: 'error', message: `Session ${sessionId} does not exist.`, recoverable: false });
@@ -170,16 +174,21 @@ export class Agent implements AgentApi {
     if (profile.planning_enabled && !options.signal.aborted) await this.plan(state, log);
     const outcome = await this.loop(state, log);
     if (outcome.kind === 'end') {
-      // Post-turn worker. It runs before stream_end, not after: the terminal event must be the
-      // last of a run (AgentApi, AgentRun drop anything later), and the next run of the session
-      // must not start while this one still rewrites the context.
-      await this.compressIfNeeded(state, log);
       end({
         type: 'stream_end',
         content: outcome.content,
         context_tokens: state.tokens,
         max_context_tokens: this.safeBackend(state.profile)?.contextWindow ?? 0,
       });
+      // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
+      // The next run of the session waits for it before it reads the context.
+      const work = this.compressIfNeeded(state, log);
+      this.postTurn.set(sessionId, work);
+      try {
+        await work;
+      } finally {
+        if (this.postTurn.get(sessionId) === work) this.postTurn.delete(sessionId);
+      }
     } else if (outcome.kind === 'stopped') end({ type: 'stream_stopped', content: outcome.content });
     else end({ type: 'error', message: outcome.message, recoverable: false });
   }

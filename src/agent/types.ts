@@ -31,7 +31,8 @@ export interface AgentApi {
   /**
    * Streams the events of one run of `sessionId`. Never throws: failures end the stream with an
    * `error` event (`recoverable: false`). Exactly one of `stream_end`, `stream_stopped` or a
-   * non-recoverable `error` is the last event.
+   * non-recoverable `error` ends the run; only after-run events (`isAfterRunEvent`: the
+   * post-turn `context_compressed`) may follow it before the stream closes.
    */
   runStream(sessionId: string, input: RunInput, options: RunOptions): AsyncIterable<AgentEvent>;
 }

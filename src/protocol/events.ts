@@ -43,6 +43,15 @@ export type ServerEvent = AgentEvent & { run_id?: string; seq?: number };
 /** The event of a given type, e.g. `EventOf<'tool_call'>`. */
 export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 
+/**
+ * Events that may follow a run's terminal event: the post-turn workers run after `stream_end`
+ * (DESIGN §7), so a compression they trigger is reported then. They carry the run's `run_id`
+ * and the next `seq`, and go to every client watching the session.
+ */
+export function isAfterRunEvent(event: AgentEvent): boolean {
+  return event.type === 'context_compressed';
+}
+
 /** True for the events that end a run: exactly one of them closes every run. */
 export function isTerminalEvent(event: AgentEvent): boolean {
   return (

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AgentApi, RunInput } from '../agent/types.js';
-import { type AgentEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
+import { type AgentEvent, isAfterRunEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
 import { DeltaCoalescer } from './delta-coalescer.js';
 import type { RunSubscriber } from './run-subscriber.js';
@@ -26,6 +26,11 @@ export interface AgentRunOptions {
   runId?: string;
   /** Called once, right after the terminal event went out. */
   onEnd?: (run: AgentRun) => void;
+  /**
+   * Receives the events allowed after the end (`isAfterRunEvent`), stamped with this run's id
+   * and the next seq; the registry hands them to whoever watches the session by then.
+   */
+  onAfterEnd?: (event: ServerEvent, json: string) => void;
 }
 
 interface PendingConfirmation {
@@ -162,8 +167,14 @@ export class AgentRun {
       });
       for await (const event of stream) {
         if (this.terminal) {
-          // The agent contract makes the terminal event the last one; keep draining so the
-          // agent's own clean-up runs, but clients never see events after the end.
+          if (isAfterRunEvent(event)) {
+            this.seq += 1;
+            const stamped: ServerEvent = { ...event, run_id: this.runId, seq: this.seq };
+            this.options.onAfterEnd?.(stamped, JSON.stringify(stamped));
+            continue;
+          }
+          // Anything else after the terminal event breaks the agent contract; keep draining so
+          // the agent's own clean-up runs, but clients never see it.
           this.log.warn({ type: event.type }, 'event after the end of the run dropped');
           continue;
         }

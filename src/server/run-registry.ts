@@ -49,6 +49,9 @@ export class RunRegistry {
       onEnd: (ended) => {
         if (this.runs.get(sessionId) === ended) this.runs.delete(sessionId);
       },
+      onAfterEnd: (event, json) => {
+        for (const watcher of [...(this.watchers.get(sessionId) ?? [])]) watcher.deliver(event, json);
+      },
     });
     this.runs.set(sessionId, run);
     for (const watcher of this.watchers.get(sessionId) ?? []) run.subscribe(watcher);

@@ -117,12 +117,40 @@ describe('context compression', () => {
     await fake?.close();
   });
 
-  async function turn(client: EventClient, n: number, finalPromptTokens: number): Promise<ServerEvent[]> {
+  /**
+   * One user turn. Post-turn compression runs after stream_end, so a turn that crosses the
+   * threshold waits for its `context_compressed` (or, when the summariser fails, for the
+   * attempt to reach the fake) before the test goes on.
+   */
+  async function turn(
+    client: EventClient,
+    n: number,
+    finalPromptTokens: number,
+    after?: 'compressed' | 'summary tried',
+  ): Promise<ServerEvent[]> {
     script.finalPromptTokens = finalPromptTokens;
     const from = client.events.length;
     client.send({ type: 'message', content: `turn ${n}` });
     const events = await client.waitForRunEnd(from);
-    expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: `answer ${n}` });
+    const end = events.at(-1)!;
+    expect(end).toMatchObject({ type: 'stream_end', content: `answer ${n}` });
+    if (after === 'compressed') {
+      const compressed = await client.waitFor(
+        (e) => e.type === 'context_compressed' && e.run_id === end.run_id,
+        20_000,
+        from,
+      );
+      // Reported after the end of the run, with the run's id and the next seq.
+      expect(compressed.seq).toBe((end.seq ?? 0) + 1);
+      return [...events, compressed];
+    }
+    if (after === 'summary tried') {
+      const deadline = Date.now() + 20_000;
+      while (!fake.requests.some(isSummaryRequest)) {
+        if (Date.now() > deadline) throw new Error('the post-turn summary was never requested');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
     return events;
   }
 
@@ -136,21 +164,24 @@ describe('context compression', () => {
     runs.push(await turn(client, 3, 100));
     expect(runs.flat().some((e) => e.type === 'context_compressed')).toBe(false);
     fake.requests.length = 0;
-    runs.push(await turn(client, 4, 900)); // post-turn compression
+    runs.push(await turn(client, 4, 900, 'compressed')); // post-turn compression
     const firstSummary = fake.requests.filter(isSummaryRequest);
     expect(firstSummary).toHaveLength(1);
     runs.push(await turn(client, 5, 100));
     fake.requests.length = 0;
-    runs.push(await turn(client, 6, 900)); // post-turn compression again
+    runs.push(await turn(client, 6, 900, 'compressed')); // post-turn compression again
     const secondSummary = fake.requests.filter(isSummaryRequest);
     expect(secondSummary).toHaveLength(1);
 
-    // One context_compressed in runs 4 and 6, before their stream_end; 6 messages per turn.
+    // One context_compressed in runs 4 and 6, after their stream_end; 6 messages per turn.
     const compressed = runs.map((events) => events.filter((e) => e.type === 'context_compressed'));
     expect(compressed.map((c) => c.length)).toEqual([0, 0, 0, 1, 0, 1]);
     expect(compressed[3]![0]).toMatchObject({ messages_before: 24, messages_after: 13 });
     expect(compressed[5]![0]).toMatchObject({ messages_before: 25, messages_after: 13 });
-    expect(runs[5]!.at(-1)).toMatchObject({ type: 'stream_end', context_tokens: 0 });
+    expect(runs[5]!.at(-2)).toMatchObject({ type: 'stream_end', context_tokens: 910 });
+    expect(runs[5]!.at(-1)).toMatchObject({ type: 'context_compressed' });
+    const reset = await getJson<{ context_token_count: number }>(`${navi.url}/sessions/${id}`);
+    expect(reset.context_token_count).toBe(0);
 
     // The summariser saw the older turns only, cut as DESIGN §11 says, at the configured temperature.
     const input1 = String(firstSummary[0]!.body.messages?.[1]?.content);
@@ -223,7 +254,7 @@ describe('context compression', () => {
     await turn(client, 1, 100);
     await turn(client, 2, 100);
     fake.requests.length = 0;
-    const failed = await turn(client, 3, 900);
+    const failed = await turn(client, 3, 900, 'summary tried');
     expect(fake.requests.filter(isSummaryRequest)).toHaveLength(1); // it was tried
     expect(failed.some((e) => e.type === 'context_compressed')).toBe(false);
     expect(failed.at(-1)).toMatchObject({ type: 'stream_end', context_tokens: 910 });
