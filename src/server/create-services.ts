@@ -34,6 +34,7 @@ import { naviPathGuard } from '../tools/fs/navi-paths.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { probeBwrap } from '../tools/sandbox/bwrap.js';
 import { ScratchDirs } from '../tools/sandbox/scratch-dirs.js';
+import { sshKeyPaths } from '../tools/ssh/hosts-file.js';
 import { SshPool } from '../tools/ssh/ssh-pool.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
@@ -101,7 +102,7 @@ export async function createServices(
   const scratch = new ScratchDirs();
   const sshPool = new SshPool();
   // One guard for every tool that touches files: private data hidden, control folders read-only.
-  const guard = naviPathGuard(settings);
+  const guard = naviPathGuard(settings, process.cwd(), await sshKeyPaths(settings.SSH_HOSTS_FILE));
   const builtins: ToolDefinition[] = [
     createFilesystemTool({ settings, guard }),
     createTerminalTool({ settings, networkAllowed, guard }),

@@ -44,6 +44,15 @@ describe("Navi's own files", () => {
     expect(readFileSync(join(dir, '.env'), 'utf8')).toContain('sk-secret');
   });
 
+  it('hides the extra private files it is given, such as SSH keys', async () => {
+    const key = join(dir, 'work', 'id_ed25519');
+    writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\n');
+    const settings = testSettings({ FS_ALLOWED_PATHS: '*', DB_PATH: 'navi.db' });
+    const guarded = createFilesystemTool({ settings, guard: naviPathGuard(settings, dir, [key]) });
+    const read = await guarded.execute({ action: 'read', path: key }, ctx);
+    expect(read.output).toContain("is Navi's own private data");
+  });
+
   it('refuses them behind a symbolic link and keeps them out of grep results', async () => {
     symlinkSync(join(dir, '.env'), join(dir, 'work', 'innocent.txt'));
     const read = await run({ action: 'read', path: join(dir, 'work', 'innocent.txt') });

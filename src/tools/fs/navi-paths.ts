@@ -18,12 +18,25 @@ export type NaviPathSettings = Pick<
   | 'PROFILES_DIR'
 >;
 
-export function naviPathGuard(settings: NaviPathSettings, cwd = process.cwd()): PathGuard {
+/** `extraHidden`: more private files, such as the SSH keys the hosts file names. */
+export function naviPathGuard(
+  settings: NaviPathSettings,
+  cwd = process.cwd(),
+  extraHidden: readonly string[] = [],
+): PathGuard {
   const at = (p: string) => resolve(cwd, p);
   const db = at(settings.DB_PATH);
   return new PathGuard({
     roots: settings.FS_ALLOWED_PATHS,
-    hidden: [db, `${db}-wal`, `${db}-shm`, `${db}-journal`, at('.env'), at(settings.SSH_HOSTS_FILE)],
+    hidden: [
+      db,
+      `${db}-wal`,
+      `${db}-shm`,
+      `${db}-journal`,
+      at('.env'),
+      at(settings.SSH_HOSTS_FILE),
+      ...extraHidden.map(at),
+    ],
     readOnly: [
       {
         path: at(settings.TOOLS_DIR),
