@@ -9,8 +9,8 @@ export interface ScaffoldTool {
   name: string;
   description: string;
   parameters: JsonSchema;
-  /** Body of `async (args) => { … }`; a stub that says "not implemented" when absent. */
-  implementation?: string;
+  /** Body of `async (args) => { … }` in JavaScript. */
+  implementation: string;
 }
 
 export interface ScaffoldSpec {
@@ -101,9 +101,7 @@ function printJson(value: unknown, depth: number, used: number): string {
 
 export function handlersJs(spec: ScaffoldSpec): string {
   const entries = spec.tools.map((t) => {
-    const body =
-      t.implementation?.trim() ||
-      `return \`${t.name} is not implemented yet (called with \${JSON.stringify(args)})\`;`;
+    const body = t.implementation.trim();
     return `  ${quoteKey(t.name)}: async (args) => {\n${indent(body, 4)}\n  },`;
   });
   return `/**

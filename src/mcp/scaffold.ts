@@ -48,13 +48,16 @@ export function validateScaffoldSpec(spec: ScaffoldSpec): string[] {
     if (!tool.description.trim()) problems.push(`tool ${tool.name}: description must not be empty`);
     if (tool.parameters.type !== 'object')
       problems.push(`tool ${tool.name}: parameters must be a JSON Schema with "type": "object"`);
-    if (tool.implementation !== undefined) {
-      try {
-        // Parsing only: the constructed function is never called.
-        new AsyncFunction('args', tool.implementation);
-      } catch (err) {
-        problems.push(`tool ${tool.name}: implementation is not valid JavaScript: ${(err as Error).message}`);
-      }
+    if (!tool.implementation.trim()) {
+      // A server whose tool does nothing would be offered to the model as if it worked.
+      problems.push(`tool ${tool.name}: implementation is required (the body of async (args) => { ... })`);
+      continue;
+    }
+    try {
+      // Parsing only: the constructed function is never called.
+      new AsyncFunction('args', tool.implementation);
+    } catch (err) {
+      problems.push(`tool ${tool.name}: implementation is not valid JavaScript: ${(err as Error).message}`);
     }
   }
   return problems;

@@ -133,7 +133,12 @@ describe('MCP tools', () => {
         },
         implementation: 'return { product: Number(args.a) * Number(args.b) };',
       },
-      { name: 'later', description: 'Not written yet.', parameters: { type: 'object', properties: {} } },
+      {
+        name: 'later',
+        description: 'Echoes its arguments.',
+        parameters: { type: 'object', properties: {} },
+        implementation: 'return `later got ${JSON.stringify(args)}`;',
+      },
     ],
   };
 
@@ -145,6 +150,12 @@ describe('MCP tools', () => {
     });
     expect(result.success).toBe(false);
     expect(result.error).toContain('implementation is not valid JavaScript');
+    expect(existsSync(join(scaffoldDir, 'broken-code'))).toBe(false);
+    const { implementation: _, ...withoutCode } = spec.tools[1]!;
+    const missing = await run('create_mcp_server', { ...spec, name: 'no-code', tools: [withoutCode] });
+    expect(missing.success).toBe(false);
+    expect(missing.error).toContain('tool later: implementation is required');
+    expect(existsSync(join(scaffoldDir, 'no-code'))).toBe(false);
     expect(existsSync(join(scaffoldDir, 'broken-code'))).toBe(false);
     expect(existsSync(join(serversDir, 'broken-code.json'))).toBe(false);
   });
@@ -206,8 +217,8 @@ describe('MCP tools', () => {
       ?.tool.execute({ a: 6, b: 7 }, toolContext());
     expect(product?.success).toBe(true);
     expect(JSON.parse(product?.output ?? '')).toEqual({ product: 42 });
-    const stub = await registry.get('mcp__calc_tools__later')?.tool.execute({}, toolContext());
-    expect(stub?.output).toBe('later is not implemented yet (called with {})');
+    const later = await registry.get('mcp__calc_tools__later')?.tool.execute({}, toolContext());
+    expect(later?.output).toBe('later got {}');
     const pid = status?.pid as number;
     await manager.close();
     expect(pidAlive(pid)).toBe(false);

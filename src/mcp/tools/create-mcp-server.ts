@@ -23,7 +23,7 @@ function toSpec(params: Record<string, unknown>): ScaffoldSpec {
         name: String(o.name ?? ''),
         description: String(o.description ?? ''),
         parameters,
-        ...(typeof o.implementation === 'string' && { implementation: o.implementation }),
+        implementation: typeof o.implementation === 'string' ? o.implementation : '',
       };
     }),
   };
@@ -35,7 +35,7 @@ export function createCreateMcpServerTool(manager: McpManager): ToolDefinition {
     description:
       'Creates a new MCP server (TypeScript, stdio, official SDK) with the given tools, writes its config, and asks ' +
       'the user to approve the exact command that starts it. Each tool has a JSON Schema `parameters` object and ' +
-      'an optional `implementation`: the body of `async (args) => { ... }` in JavaScript returning a string or JSON.',
+      'an `implementation`: the body of `async (args) => { ... }` in JavaScript returning a string or JSON.',
     group: 'meta',
     parameters: {
       type: 'object',
@@ -56,7 +56,7 @@ export function createCreateMcpServerTool(manager: McpManager): ToolDefinition {
               parameters: { type: 'object', description: 'JSON Schema of the arguments ("type": "object").' },
               implementation: { type: 'string', description: 'JavaScript body of async (args) => { ... }.' },
             },
-            required: ['name', 'description', 'parameters'],
+            required: ['name', 'description', 'parameters', 'implementation'],
           },
         },
       },
