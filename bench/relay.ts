@@ -6,15 +6,13 @@
  * LLM and the clients, which live in this process, are not counted), events per second
  * delivered to all clients together, and bytes on the wire per byte of answer.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { isTerminalEvent, type ServerEvent } from '../src/protocol/events.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../test/fake-llm/index.js';
-import { repoRoot, tempDir } from '../test/support/navi.js';
-import { plainProfile, profilesDir } from '../test/support/profiles.js';
+import { tempDir } from '../test/support/navi.js';
+import { spawnNavi } from '../test/support/navi-process.js';
 import type { BenchRow } from './types.js';
 
 const ANSWER_CHARS = 20_000;
@@ -28,20 +26,6 @@ function cpuMs(pid: number): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / CLOCK_TICKS;
-}
-
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('navi did not become healthy within 60 s');
 }
 
 interface Listener {
@@ -106,28 +90,13 @@ export async function benchRelay(): Promise<BenchRow[]> {
   const dir = tempDir('navi-bench-');
   const port = Number(new URL(await closedPortUrl()).port);
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NAVI_PORT: String(port),
-      DB_PATH: join(dir, 'navi.db'),
-      SESSION_FILES_DIR: join(dir, 'files'),
-      TOOLS_DIR: join(dir, 'tools'),
-      CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
-      MCP_SERVERS_DIR: join(dir, 'mcp'),
-      OLLAMA_HOST: fake.ollamaUrl,
-      OLLAMA_DEFAULT_MODEL: 'test-model',
-      PROFILES_DIR: profilesDir([plainProfile]),
-      DEFAULT_PROFILE: 'plain',
-      LOG_LEVEL: 'ERROR',
-      LOG_FORMAT: 'json',
-    },
+  const child = await spawnNavi({
+    dir,
+    port,
+    ollamaUrl: fake.ollamaUrl,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
-    await waitForHealth(base, child);
     const pid = child.pid!;
     await oneRun(base, port, 1, pid); // warm-up: JIT, SQLite pages, first-run costs
     const rows: BenchRow[] = [];

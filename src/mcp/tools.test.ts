@@ -137,7 +137,7 @@ describe('MCP tools', () => {
         name: 'later',
         description: 'Echoes its arguments.',
         parameters: { type: 'object', properties: {} },
-        implementation: 'return `later got ${JSON.stringify(args)}`;',
+        implementation: "return 'later got ' + JSON.stringify(args);",
       },
     ],
   };

@@ -3,29 +3,14 @@
  * already said — after a restart the partial answer is there, marked interrupted, the database
  * is intact and the session goes on.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
-import { repoRoot, tempDir } from '../support/navi.js';
-import { plainProfile, profilesDir } from '../support/profiles.js';
+import { tempDir } from '../support/navi.js';
+import { naviProcessEnv, spawnNavi } from '../support/navi-process.js';
 import { EventClient } from '../support/ws-client.js';
-
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(`${url}/health`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('navi did not become healthy within 60 s');
-}
 
 describe('a process killed during a run', () => {
   let fake: FakeLlm;
@@ -35,32 +20,15 @@ describe('a process killed during a run', () => {
   const children: ChildProcess[] = [];
 
   const start = async (): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
-      cwd: dir,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = await spawnNavi({ dir, port, ollamaUrl: fake.ollamaUrl }, env);
     children.push(child);
-    await waitForHealth(`http://127.0.0.1:${port}`, child);
     return child;
   };
 
   beforeAll(async () => {
     fake = await startFakeLlm();
     port = Number(new URL(await closedPortUrl()).port);
-    env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NAVI_PORT: String(port),
-      DB_PATH: join(dir, 'navi.db'),
-      SESSION_FILES_DIR: join(dir, 'files'),
-      TOOLS_DIR: join(dir, 'tools'),
-      OLLAMA_HOST: fake.ollamaUrl,
-      PROFILES_DIR: profilesDir([plainProfile]),
-      DEFAULT_PROFILE: 'plain',
-      LOG_LEVEL: 'ERROR',
-      LOG_FORMAT: 'json',
-    };
+    env = naviProcessEnv({ dir, port, ollamaUrl: fake.ollamaUrl });
   });
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');

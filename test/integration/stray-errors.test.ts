@@ -3,13 +3,13 @@
  * executor's reach. In a real `navi serve` process that must be logged, not end the server and
  * every session with it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
-import { repoRoot, tempDir } from '../support/navi.js';
-import { plainProfile, profilesDir } from '../support/profiles.js';
+import { tempDir } from '../support/navi.js';
+import { spawnNavi } from '../support/navi-process.js';
 import { EventClient } from '../support/ws-client.js';
 
 const STRAY_TOOL = `
@@ -37,42 +37,12 @@ describe('errors thrown outside the executor', () => {
     mkdirSync(join(dir, 'tools'));
     writeFileSync(join(dir, 'tools', 'stray.js'), STRAY_TOOL);
     writeFileSync(join(dir, 'tools', 'enabled.json'), '["stray"]');
-    child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        NAVI_PORT: String(port),
-        DB_PATH: join(dir, 'navi.db'),
-        SESSION_FILES_DIR: join(dir, 'files'),
-        TOOLS_DIR: join(dir, 'tools'),
-        CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
-        MCP_SERVERS_DIR: join(dir, 'mcp'),
-        OLLAMA_HOST: fake.ollamaUrl,
-        PROFILES_DIR: profilesDir([plainProfile]),
-        DEFAULT_PROFILE: 'plain',
-        LOG_LEVEL: 'ERROR',
-        LOG_FORMAT: 'json',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = await spawnNavi({ dir, port, ollamaUrl: fake.ollamaUrl, stdio: ['ignore', 'pipe', 'pipe'] });
     const collect = (d: Buffer) => {
       stderr += d.toString();
     };
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`navi exited: ${stderr}`);
-      if (Date.now() > deadline) throw new Error('navi did not become healthy');
-      if (
-        await fetch(`${url}/health`)
-          .then((r) => r.ok)
-          .catch(() => false)
-      )
-        break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
   });
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');

@@ -1,0 +1,67 @@
+/**
+ * A real `navi serve` child process, for tests and benchmarks that need Navi in its own process
+ * (a kill -9, the process-wide error handlers, CPU time read from /proc). The environment is
+ * built from a folder, a port and a fake LLM; `extra` adds or overrides variables.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from './navi.js';
+import { plainProfile, profilesDir } from './profiles.js';
+
+export interface NaviProcessOptions {
+  dir: string;
+  port: number;
+  ollamaUrl: string;
+  extra?: NodeJS.ProcessEnv;
+  /** What happens to the child's stdout and stderr (default: stderr piped, stdout ignored). */
+  stdio?: ['ignore', 'ignore' | 'pipe', 'ignore' | 'pipe' | 'inherit'];
+}
+
+/** The environment of a `navi serve` child: everything in `dir`, the plain test profile. */
+export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio'>): NodeJS.ProcessEnv {
+  const { dir } = options;
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NAVI_PORT: String(options.port),
+    DB_PATH: join(dir, 'navi.db'),
+    SESSION_FILES_DIR: join(dir, 'files'),
+    TOOLS_DIR: join(dir, 'tools'),
+    CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
+    MCP_SERVERS_DIR: join(dir, 'mcp'),
+    OLLAMA_HOST: options.ollamaUrl,
+    OLLAMA_DEFAULT_MODEL: 'test-model',
+    PROFILES_DIR: profilesDir([plainProfile]),
+    DEFAULT_PROFILE: 'plain',
+    LOG_LEVEL: 'ERROR',
+    LOG_FORMAT: 'json',
+    ...options.extra,
+  };
+}
+
+/** Starts `navi serve` and resolves once /health answers; rejects if it exits or takes 60 s. */
+export async function spawnNavi(
+  options: NaviProcessOptions,
+  env = naviProcessEnv(options),
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
+    cwd: options.dir,
+    env,
+    stdio: options.stdio ?? ['ignore', 'ignore', 'pipe'],
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
+    if (
+      await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return child;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('navi did not become healthy within 60 s');
+}
