@@ -11,7 +11,8 @@ import { pino } from 'pino';
 import { profileSchema } from '../src/config/profiles.js';
 import { ToolExecutor } from '../src/tools/executor.js';
 import { ToolRegistry } from '../src/tools/registry.js';
-import type { ToolContext, ToolDefinition } from '../src/tools/types.js';
+import { testContext } from '../src/tools/test-helpers.js';
+import type { ToolDefinition } from '../src/tools/types.js';
 import type { BenchRow } from './types.js';
 
 const CALLS = 20_000;
@@ -30,21 +31,6 @@ const noop: ToolDefinition = {
     return { success: true, output: 'ok' };
   },
 };
-
-function context(): ToolContext {
-  return {
-    sessionId: 'bench',
-    runId: 'bench',
-    callId: 'c',
-    signal: new AbortController().signal,
-    isSubagent: false,
-    depth: 0,
-    profileId: 'bench',
-    emit: () => {},
-    confirm: async () => ({ approved: false, reason: 'benchmark' }),
-    log: pino({ level: 'silent' }),
-  };
-}
 
 /** Microseconds per call of `fn`, after a warm-up. */
 async function perCall(fn: () => Promise<unknown>): Promise<number> {
@@ -66,7 +52,7 @@ function executorWith(logger: pino.Logger): ToolExecutor {
 
 export async function benchExecutor(): Promise<BenchRow[]> {
   const profile = profileSchema.parse({ id: 'bench', name: 'Bench', enabled_tools: ['*'] });
-  const ctx = context();
+  const ctx = testContext();
   const args = { text: 'hello', count: 3 };
   const call = { id: 'c', name: 'noop', arguments: args };
 

@@ -5,35 +5,19 @@
  * Run alone with `node --import tsx bench/mcp.ts`.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { testSettings } from '../src/config/settings.js';
 import { McpManager } from '../src/mcp/manager.js';
 import { ToolRegistry } from '../src/tools/registry.js';
-import type { ToolContext } from '../src/tools/types.js';
+import { testContext } from '../src/tools/test-helpers.js';
+import { repoRoot, tempDir } from '../test/support/navi.js';
 import type { BenchRow } from './types.js';
 
 const CALLS = 200;
 const WARMUP = 20;
-const repoRoot = resolve(import.meta.dirname, '..');
-
-function context(): ToolContext {
-  return {
-    sessionId: 'bench',
-    runId: 'bench',
-    callId: 'c',
-    signal: new AbortController().signal,
-    isSubagent: false,
-    depth: 0,
-    profileId: 'bench',
-    emit: () => {},
-    confirm: async () => ({ approved: false, reason: 'benchmark' }),
-    log: pino({ level: 'silent' }),
-  };
-}
 
 function percentile(sorted: number[], p: number): number {
   const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
@@ -41,7 +25,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 export async function benchMcp(): Promise<BenchRow[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'navi-bench-mcp-'));
+  const dir = tempDir('navi-bench-mcp-');
   writeFileSync(
     join(dir, 'everything.json'),
     JSON.stringify({
@@ -64,7 +48,7 @@ export async function benchMcp(): Promise<BenchRow[]> {
       const status = manager.server('everything');
       throw new Error(`server-everything did not start: ${status?.last_error ?? status?.state ?? 'unknown'}`);
     }
-    const ctx = context();
+    const ctx = testContext();
     for (let i = 0; i < WARMUP; i++) await echo.execute({ message: 'warm-up' }, ctx);
     const times: number[] = [];
     for (let i = 0; i < CALLS; i++) {

@@ -1,7 +1,8 @@
 /**
  * Build of the web client: `vite build --config web/vite.config.ts` writes static files to
  * web/dist, which the server serves at `/`. Shared protocol types come from ../src/protocol via
- * the `@protocol` alias (types only: nothing from the server ends up in the bundle).
+ * the `@protocol` alias: its types, and small pure helpers such as `isTerminalEvent` (the
+ * events module imports nothing, so nothing from the server ends up in the bundle).
  */
 import { fileURLToPath } from 'node:url';
 import vue from '@vitejs/plugin-vue';

@@ -7,8 +7,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
-import { ensureWebBuild } from '../../src/cli/web-build.js';
-import { silentLogger } from '../../src/config/logger.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
@@ -136,7 +134,6 @@ export interface WebEnv {
 }
 
 export async function startWebEnv(): Promise<WebEnv> {
-  await ensureWebBuild({ root: repoRoot, logger: silentLogger() });
   const fake = await startFakeLlm();
   fake.setDefault({ text: 'OK.' });
   const dir = tempDir('navi-e2e-');
@@ -156,9 +153,7 @@ export async function startWebEnv(): Promise<WebEnv> {
     NAVI_SANDBOX: 'off',
   };
   const start = async (port?: number): Promise<NaviHandle> => {
-    const handle = await startNavi({ dir, settings, ...(port ? { port } : {}) });
-    for (const tool of testTools(gate)) handle.services.tools.register({ source: 'builtin', tool });
-    return handle;
+    return startNavi({ dir, settings, extraTools: testTools(gate), ...(port ? { port } : {}) });
   };
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const pageErrors: string[] = [];

@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AgentApi } from '../../src/agent/types.js';
 import { silentLogger } from '../../src/config/logger.js';
@@ -17,8 +17,7 @@ import type { NaviServices } from '../../src/server/services.js';
 import { createSqliteStores } from '../../src/store/sqlite/index.js';
 import { ToolExecutor } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
-
-export const repoRoot = resolve(import.meta.dirname, '../..');
+import { repoRoot } from '../support/navi.js';
 
 export interface TestServer {
   app: FastifyInstance;

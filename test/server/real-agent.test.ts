@@ -11,7 +11,7 @@ import type { SessionDetail } from '../../src/protocol/rest.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { EventClient } from '../support/ws-client.js';
 import { startServer, type TestServer } from './harness.js';
-import { realServices, usingCreateServices } from './real-services.js';
+import { realServices } from './real-services.js';
 
 let fake: FakeLlm;
 let server: TestServer;
@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-describe(`real agent (${usingCreateServices ? 'createServices' : 'composed in test/server/real-services.ts'})`, () => {
+describe('real agent (createServices)', () => {
   it('streams an answer over the WebSocket, coalesced, and saves it', async () => {
     const text = 'Hello there, this is a streamed answer from the fake model. '.repeat(10);
     fake.enqueue({ text, chunkSize: 1 });

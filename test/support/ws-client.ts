@@ -1,6 +1,6 @@
 /** A WebSocket test client that records every event and waits for the ones a test expects. */
 import WebSocket from 'ws';
-import type { ServerEvent } from '../../src/protocol/events.js';
+import { isTerminalEvent, type ServerEvent } from '../../src/protocol/events.js';
 
 export class EventClient {
   readonly events: ServerEvent[] = [];
@@ -63,11 +63,7 @@ export class EventClient {
 
   /** Waits for the first terminal event at or after index `from`; returns that run's events. */
   async waitForRunEnd(from = 0, timeoutMs = 20_000): Promise<ServerEvent[]> {
-    const last = await this.waitFor(
-      (e) => e.type === 'stream_end' || e.type === 'stream_stopped' || (e.type === 'error' && !e.recoverable),
-      timeoutMs,
-      from,
-    );
+    const last = await this.waitFor(isTerminalEvent, timeoutMs, from);
     return this.events.filter((e) => e.run_id === last.run_id);
   }
 
