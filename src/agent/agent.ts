@@ -13,6 +13,7 @@ import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle, ConfirmAnswer } from '../tools/types.js';
 import { AsyncQueue } from '../util/async-queue.js';
+import { shouldCompress } from './compression.js';
 import type { ContextCompressor } from './compressor.js';
 import { toChatMessages } from './context-view.js';
 import { streamTurn } from './llm-turn.js';
@@ -363,7 +364,11 @@ export class Agent implements AgentApi {
     const { compressor, settings } = this.deps;
     if (!compressor || !settings.CONTEXT_COMPRESSION_ENABLED || !state.transcript.persisted) return;
     const backend = this.safeBackend(state.profile);
-    if (!backend || state.tokens < backend.contextWindow * settings.CONTEXT_COMPRESSION_THRESHOLD) return;
+    if (
+      !backend ||
+      !shouldCompress(state.tokens, backend.contextWindow, settings.CONTEXT_COMPRESSION_THRESHOLD)
+    )
+      return;
     try {
       const result = await compressor({
         context: state.context,

@@ -16,7 +16,7 @@ import {
 } from './http.js';
 import { parseNdjson } from './ndjson.js';
 import { failureOf, foldStream, guardStream } from './stream-guard.js';
-import { newToolCallId, parseToolArguments } from './tool-args.js';
+import { functionTools, newToolCallId, parseToolArguments } from './tool-args.js';
 import {
   type ChatMessage,
   type CompletionRequest,
@@ -173,10 +173,7 @@ export class OllamaBackend implements LlmBackend {
       options,
     };
     if (request.tools && request.tools.length > 0) {
-      body.tools = request.tools.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description, parameters: t.parameters },
-      }));
+      body.tools = functionTools(request.tools);
     }
     return {
       fetch: this.fetch,

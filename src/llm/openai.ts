@@ -18,7 +18,7 @@ import {
 import { excerpt, StreamParseError } from './ndjson.js';
 import { parseSse } from './sse.js';
 import { failureOf, foldStream, guardStream } from './stream-guard.js';
-import { newToolCallId, parseToolArguments } from './tool-args.js';
+import { functionTools, newToolCallId, parseToolArguments } from './tool-args.js';
 import {
   type ChatMessage,
   type CompletionRequest,
@@ -126,10 +126,7 @@ export class OpenAiBackend implements LlmBackend {
       stream_options: { include_usage: true },
     };
     if (request.tools && request.tools.length > 0) {
-      body.tools = request.tools.map((t) => ({
-        type: 'function',
-        function: { name: t.name, description: t.description, parameters: t.parameters },
-      }));
+      body.tools = functionTools(request.tools);
     }
     if (request.temperature !== undefined) body.temperature = request.temperature;
     if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;

@@ -1,3 +1,5 @@
+import type { ToolSpec } from './types.js';
+
 /** Tool-call arguments as servers send them: an object, a JSON string, or a broken JSON string. */
 
 export interface ParsedArguments {
@@ -28,4 +30,12 @@ let counter = 0;
 export function newToolCallId(): string {
   counter = (counter + 1) % 1_000_000;
   return `call_${Date.now().toString(36)}${counter.toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** Tool specs in the `{type: 'function', function: {…}}` shape both wire formats share. */
+export function functionTools(tools: readonly ToolSpec[]) {
+  return tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
 }

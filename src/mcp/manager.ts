@@ -44,6 +44,9 @@ interface Entry {
   toolErrors: string[];
 }
 
+/** `approve` was given a name no config in the folder has. */
+export class McpUnknownServerError extends Error {}
+
 export class McpManager {
   private readonly entries = new Map<string, Entry>();
   private configErrors: McpConfigError[] = [];
@@ -104,7 +107,8 @@ export class McpManager {
     // the folder meanwhile (say, written there by the agent with another tool).
     if (!this.find(name)) await this.enqueue(() => this.apply(name));
     const entry = this.find(name);
-    if (!entry) throw new Error(`no MCP server named "${name}" (is its config in ${this.serversDir}?)`);
+    if (!entry)
+      throw new McpUnknownServerError(`no MCP server named "${name}" (is its config in ${this.serversDir}?)`);
     const command = launchLine(entry.config);
     if (shownCommand !== undefined && command !== shownCommand) {
       // The user approved a launch line; a config changed since then needs a new approval.

@@ -85,7 +85,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
     coalesceWindowMs: options.coalesceWindowMs,
   });
   const sweeper = new FileSweeper(files, options.sweepIntervalMs ?? 10 * 60_000, services.logger);
-  const context: ServerContext = { services, runs, files, clock };
+  const context: ServerContext = { services, runs, files };
   app.decorate('navi', { ...context, sweeper });
 
   app.setErrorHandler((error, request, reply) => {

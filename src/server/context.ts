@@ -4,11 +4,10 @@
  */
 import type { RunRegistry } from './run-registry.js';
 import type { NaviServices } from './services.js';
-import type { Clock, SessionFiles } from './session-files.js';
+import type { SessionFiles } from './session-files.js';
 
 export interface ServerContext {
   services: NaviServices;
   runs: RunRegistry;
   files: SessionFiles;
-  clock: Clock;
 }

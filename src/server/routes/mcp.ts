@@ -4,6 +4,7 @@
  * A reload never starts an agent-written server the user has not approved.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { McpUnknownServerError } from '../../mcp/manager.js';
 import type { McpConfigError, McpReloadReport, McpServerStatus } from '../../mcp/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -52,7 +53,7 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
         return await mcp.approve(request.params.name, request.body.command);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        throw new ApiError(message.startsWith('no MCP server named') ? 'NOT_FOUND' : 'BAD_REQUEST', message);
+        throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);
       }
     },
   );
