@@ -35,9 +35,9 @@ export async function runToolCalls(
   const results = await Promise.all(calls.map((call) => runOne(call, state, deps)));
   const entries: BufferedMessage[] = [];
   const images: string[] = [];
-  results.forEach((result, i) => {
+  results.forEach(({ result, shown }, i) => {
     const call = calls[i]!;
-    const metadata = { success: result.success, ...publicMetadata(result.metadata) };
+    const metadata = { success: result.success, ...shown };
     const message: StoredMessage = {
       id: deps.newId(),
       role: 'tool',
@@ -69,7 +69,12 @@ export async function runToolCalls(
   return entries;
 }
 
-async function runOne(call: ChatToolCall, state: RunState, deps: ToolTurnDeps): Promise<ToolResult> {
+/** Runs one call and reports it; `shown` is the metadata the event carried, reused for storage. */
+async function runOne(
+  call: ChatToolCall,
+  state: RunState,
+  deps: ToolTurnDeps,
+): Promise<{ result: ToolResult; shown: Record<string, unknown> | undefined }> {
   state.emit({
     type: 'tool_started',
     call_id: call.id,
@@ -106,7 +111,7 @@ async function runOne(call: ChatToolCall, state: RunState, deps: ToolTurnDeps): 
     is_subagent: state.isSubagent,
     ...(metadata ? { metadata } : {}),
   });
-  return result;
+  return { result, shown: metadata };
 }
 
 /** Gives every call of a turn a unique, non-empty id (some models repeat or omit them). */
