@@ -3,7 +3,6 @@
  * characters and length every LLM API accepts (`^[a-zA-Z0-9_-]{1,64}$`).
  */
 import { createHash } from 'node:crypto';
-import type { ToolGroup } from '../tools/types.js';
 
 export const MAX_TOOL_NAME_LENGTH = 64;
 
@@ -33,11 +32,4 @@ export function mcpToolName(key: string, tool: string, taken: ReadonlySet<string
 /** The `navi-ui` server wraps its results in the `{output, metadata: {ui_component}}` envelope. */
 export function isNaviUiServer(key: string): boolean {
   return key === 'navi_ui';
-}
-
-/** Policy group of the servers that ship with Navi, for `group:web` and `group:secrets`. */
-export function defaultGroup(key: string): ToolGroup | undefined {
-  if (key === 'navi_web') return 'web';
-  if (key === 'gnexus_creds') return 'secrets';
-  return undefined;
 }

@@ -3,9 +3,10 @@
  * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { mcpServerGroup } from '../tools/policy.js';
 import { fail, type JsonSchema, type ToolDefinition } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
-import { defaultGroup, isNaviUiServer } from './naming.js';
+import { isNaviUiServer } from './naming.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
 
 export interface AdapterLimits {
@@ -26,7 +27,7 @@ export function mcpToolDefinition(
   limits: AdapterLimits,
 ): ToolDefinition {
   const config = connection.config;
-  const group = config.group ?? defaultGroup(config.key);
+  const group = config.group ?? mcpServerGroup(config.key);
   const description =
     tool.description ?? tool.title ?? `Tool "${tool.name}" of the MCP server ${config.name}.`;
   return {

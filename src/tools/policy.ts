@@ -15,11 +15,17 @@ const MCP_SERVER_GROUPS: Record<string, ToolGroup> = {
   gnexus_creds: 'secrets',
 };
 
+/** Policy group of the MCP servers that ship with Navi (by sanitised key), if any. */
+export function mcpServerGroup(key: string): ToolGroup | undefined {
+  // Own keys only: a server named "constructor" must not find Object's prototype.
+  return Object.hasOwn(MCP_SERVER_GROUPS, key) ? MCP_SERVER_GROUPS[key] : undefined;
+}
+
 /** The policy group of a tool: its own `group`, else one derived from its MCP server name. */
 export function groupOf(entry: Pick<RegisteredTool, 'tool'>): ToolGroup | undefined {
   if (entry.tool.group) return entry.tool.group;
   const m = /^mcp__(.+?)__/.exec(entry.tool.name);
-  return m ? MCP_SERVER_GROUPS[m[1]!] : undefined;
+  return m ? mcpServerGroup(m[1]!) : undefined;
 }
 
 const globCache = new Map<string, RegExp>();

@@ -18,6 +18,19 @@ export type NaviPathSettings = Pick<
   | 'PROFILES_DIR'
 >;
 
+/** The database (with its -wal, -shm and -journal files), `.env` and the SSH hosts file. */
+export function naviSecretFiles(input: { dbPath: string; sshHostsFile: string; cwd: string }): string[] {
+  const db = resolve(input.cwd, input.dbPath);
+  return [
+    db,
+    `${db}-wal`,
+    `${db}-shm`,
+    `${db}-journal`,
+    resolve(input.cwd, '.env'),
+    resolve(input.cwd, input.sshHostsFile),
+  ];
+}
+
 /** `extraHidden`: more private files, such as the SSH keys the hosts file names. */
 export function naviPathGuard(
   settings: NaviPathSettings,
@@ -25,16 +38,10 @@ export function naviPathGuard(
   extraHidden: readonly string[] = [],
 ): PathGuard {
   const at = (p: string) => resolve(cwd, p);
-  const db = at(settings.DB_PATH);
   return new PathGuard({
     roots: settings.FS_ALLOWED_PATHS,
     hidden: [
-      db,
-      `${db}-wal`,
-      `${db}-shm`,
-      `${db}-journal`,
-      at('.env'),
-      at(settings.SSH_HOSTS_FILE),
+      ...naviSecretFiles({ dbPath: settings.DB_PATH, sshHostsFile: settings.SSH_HOSTS_FILE, cwd }),
       ...extraHidden.map(at),
     ],
     readOnly: [

@@ -11,6 +11,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { naviSecretFiles } from '../fs/navi-paths.js';
 
 export type SandboxMode = 'auto' | 'required' | 'off';
 
@@ -156,15 +157,9 @@ export function naviPrivatePaths(input: {
   cwd?: string;
 }): string[] {
   const cwd = input.cwd ?? process.cwd();
-  const db = resolve(cwd, input.dbPath);
   return [
-    db,
-    `${db}-wal`,
-    `${db}-shm`,
-    `${db}-journal`,
-    resolve(cwd, '.env'),
+    ...naviSecretFiles({ dbPath: input.dbPath, sshHostsFile: input.sshHostsFile, cwd }),
     resolve(cwd, input.sessionFilesDir),
-    resolve(cwd, input.sshHostsFile),
     ...(input.extra ?? []).map((p) => resolve(cwd, p)),
   ];
 }
