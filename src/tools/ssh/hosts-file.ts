@@ -6,7 +6,7 @@
  * Format (JSON): `{ "<name>": { host, port?, user, key_path?, key_passphrase_env?,
  * password_env?, host_key_sha256?, description? } }` — see docs/machine-tools.md.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -109,10 +109,22 @@ export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostCo
   return hosts;
 }
 
-/** Reads SSH_HOSTS_FILE afresh (edits apply without a restart). */
+/** The last parse of each hosts file, kept while its size and modification time stay the same. */
+const parsed = new Map<string, { mtimeMs: number; size: number; hosts: Map<string, SshHostConfig> }>();
+
+/**
+ * Reads SSH_HOSTS_FILE (edits apply without a restart). terminal and code_exec ask for it on
+ * every sandboxed call, so an unchanged file costs one stat, not a read and a parse.
+ */
 export async function loadSshHosts(file: string): Promise<Map<string, SshHostConfig>> {
   let text: string;
+  let version: { mtimeMs: number; size: number };
   try {
+    version = await stat(file);
+    const cached = parsed.get(file);
+    if (cached && cached.mtimeMs === version.mtimeMs && cached.size === version.size) {
+      return new Map(cached.hosts);
+    }
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -129,7 +141,9 @@ export async function loadSshHosts(file: string): Promise<Map<string, SshHostCon
   } catch (err) {
     throw new SshHostsError(`${file} is not valid JSON: ${(err as Error).message}`);
   }
-  return parseSshHosts(raw, file);
+  const hosts = parseSshHosts(raw, file);
+  parsed.set(file, { mtimeMs: version.mtimeMs, size: version.size, hosts });
+  return new Map(hosts);
 }
 
 /**
