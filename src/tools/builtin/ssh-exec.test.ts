@@ -2,13 +2,12 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { needsProgram } from '../../../test/support/requirements.js';
 import { isAlive, makeCtx } from '../sandbox/test-support.js';
 import { parseSshHosts } from '../ssh/hosts-file.js';
 import { SshPool } from '../ssh/ssh-pool.js';
-import { SFTP_SERVER, startTestSshServer, type TestSshServer } from '../ssh/test-ssh-server.js';
+import { keyPair, SFTP_SERVER, startTestSshServer, type TestSshServer } from '../ssh/test-ssh-server.js';
 import { createSshExecTool } from './ssh-exec.js';
 
 async function closedPort(): Promise<number> {
@@ -49,7 +48,7 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
     rmSync(root, { recursive: true, force: true });
     await import('node:fs/promises').then((fs) => fs.mkdir(root));
     writeFileSync(join(dir, 'good_key'), server.clientKey, { mode: 0o600 });
-    writeFileSync(join(dir, 'wrong_key'), ssh2.utils.generateKeyPairSync('ed25519').private, { mode: 0o600 });
+    writeFileSync(join(dir, 'wrong_key'), keyPair().private, { mode: 0o600 });
     const down = await closedPort();
     hostsFile = join(dir, 'ssh_hosts.json');
     writeFileSync(
