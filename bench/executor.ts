@@ -8,11 +8,13 @@
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { createLogger } from '../src/config/logger.js';
 import { profileSchema } from '../src/config/profiles.js';
 import { ToolExecutor } from '../src/tools/executor.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import { testContext } from '../src/tools/test-helpers.js';
 import type { ToolDefinition } from '../src/tools/types.js';
+import { SecretMasker } from '../src/util/secret-masker.js';
 import type { BenchRow } from './types.js';
 
 const CALLS = 20_000;
@@ -40,14 +42,24 @@ async function perCall(fn: () => Promise<unknown>): Promise<number> {
   return ((performance.now() - start) * 1000) / CALLS;
 }
 
-function executorWith(logger: pino.Logger): ToolExecutor {
+function executorWith(logger: pino.Logger, secrets?: SecretMasker): ToolExecutor {
   const registry = new ToolRegistry();
   registry.register({ tool: noop, source: 'builtin' });
   return new ToolExecutor({
     registry,
     settings: { TOOL_TIMEOUT_MS: 120_000, TOOL_MAX_OUTPUT_CHARS: 50_000 },
     logger,
+    ...(secrets ? { secrets } : {}),
   });
+}
+
+/** Three secrets, as a typical set-up has (API token, LLM key, one more credential). */
+function benchSecrets(): SecretMasker {
+  return new SecretMasker([
+    { name: 'NAVI_API_TOKEN', value: 'navi-token-5f2b9c0e7a1d4e3f' },
+    { name: 'OPENAI_API_KEY', value: 'sk-proj-0123456789abcdefghijklmnop/+=' },
+    { name: 'GITHUB_TOKEN', value: 'ghp_abcdefghijklmnopqrstuvwxyz012345' },
+  ]);
 }
 
 export async function benchExecutor(): Promise<BenchRow[]> {
@@ -67,6 +79,17 @@ export async function benchExecutor(): Promise<BenchRow[]> {
   });
   const logged = executorWith(pino({ level: 'info' }, sink));
   const withLogs = await perCall(() => logged.execute(call, ctx, profile));
+  const masking = executorWith(pino({ level: 'silent' }), benchSecrets());
+  const masked = await perCall(() => masking.execute(call, ctx, profile));
+  // As `navi serve` runs: every log line masked too.
+  const served = benchSecrets();
+  const servedLogger = createLogger({ LOG_LEVEL: 'INFO', LOG_FORMAT: 'json' }, sink, served);
+  const maskedLogged = executorWith(servedLogger, served);
+  const maskedWithLogs = await perCall(() => maskedLogged.execute(call, ctx, profile));
+  // A full-size output without a secret: the scan every large result pays.
+  const secrets = benchSecrets();
+  const big = 'lorem ipsum dolor sit amet, 0123456789 ABCDEF/+= '.repeat(1000).slice(0, 50_000);
+  const scan = await perCall(async () => secrets.mask(big));
 
   return [
     { name: 'tool call, direct', value: direct, unit: 'µs/call' },
@@ -82,6 +105,24 @@ export async function benchExecutor(): Promise<BenchRow[]> {
       value: withLogs,
       unit: 'µs/call',
       note: 'audit line and call record serialised as JSON',
+    },
+    {
+      name: 'tool call through the executor, 3 secrets',
+      value: masked,
+      unit: 'µs/call',
+      note: 'output, error, metadata and events checked for 3 secrets in all their forms',
+    },
+    {
+      name: 'tool call through the executor, 3 secrets, logs on',
+      value: maskedWithLogs,
+      unit: 'µs/call',
+      note: 'as navi serve runs: result and every log line masked',
+    },
+    {
+      name: 'secret scan of a 50 000-character output',
+      value: scan,
+      unit: 'µs/call',
+      note: 'no secret present: one pass of the precompiled pattern',
     },
   ];
 }

@@ -13,12 +13,13 @@ const layers: Record<string, number> = {
   util: 0,
   llm: 1,
   store: 2,
-  tools: 3,
-  memory: 3,
-  mcp: 4,
-  agent: 5,
-  server: 6,
-  cli: 7,
+  machine: 3,
+  tools: 4,
+  memory: 4,
+  mcp: 5,
+  agent: 6,
+  server: 7,
+  cli: 8,
 };
 
 function files(dir: string): string[] {

@@ -1,17 +1,18 @@
 /**
- * The agent (DESIGN §3, §7): `runStream` for persisted runs, `run` for a final text,
- * `runEphemeral` for subagents in memory only. One loop serves all three: plan, then stream the
- * LLM, run the tool calls it asks for, and repeat until it answers without tools.
+ * The agent (docs/architecture.md#run-lifecycle): `runStream` for persisted runs, and subagents in memory only for
+ * the `spawn_agent` tool. One loop serves both: plan, then stream the LLM, run the tool calls it
+ * asks for, and repeat until it answers without tools.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Profile, ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
+import { failureErrorCode } from '../llm/failures.js';
 import type { LlmBackend } from '../llm/types.js';
 import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
 import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
-import type { AgentHandle, ConfirmAnswer } from '../tools/types.js';
+import type { AgentHandle } from '../tools/types.js';
 import { AsyncQueue } from '../util/async-queue.js';
 import { shouldCompress } from './compression.js';
 import type { ContextCompressor } from './compressor.js';
@@ -21,7 +22,7 @@ import { runPlanning } from './planning.js';
 import type { LoopOutcome, RunState } from './run-state.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
 import { normaliseCallIds, runToolCalls } from './tool-turn.js';
-import { type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
+import { type AnswerEnd, type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
 import type { AgentApi, RunInput, RunOptions } from './types.js';
 
 export interface AgentDeps {
@@ -35,18 +36,18 @@ export interface AgentDeps {
   backendFor: (profile: Profile) => LlmBackend;
   persona: string;
   memoryBlock?: () => Promise<string | null>;
-  contextSections?: (ctx: { sessionId: string; profileId: string }) => Promise<PromptSection[]>;
+  /** The context providers' sections; `signal` is the run's stop. Called once per run. */
+  contextSections?: (ctx: {
+    sessionId: string;
+    profileId: string;
+    signal: AbortSignal;
+  }) => Promise<PromptSection[]>;
   compressor?: ContextCompressor;
   newId?: () => string;
   now?: () => Date;
   /** How often a streaming answer is persisted (ms). */
   saveIntervalMs?: number;
 }
-
-const refuseHeadless = async (): Promise<ConfirmAnswer> => ({
-  approved: false,
-  reason: 'this run has nobody to ask for approval (it was started without a connected client)',
-});
 
 export class Agent implements AgentApi {
   private readonly newId: () => string;
@@ -78,56 +79,20 @@ export class Agent implements AgentApi {
           type: 'error',
           message: `Navi hit an internal error: ${(err as Error).message}`,
           recoverable: false,
+          code: 'INTERNAL',
         });
       })
       .finally(() => {
-        if (!ended) end({ type: 'error', message: 'The run ended without an answer.', recoverable: false });
+        if (!ended)
+          end({
+            type: 'error',
+            message: 'The run ended without an answer.',
+            recoverable: false,
+            code: 'INTERNAL',
+          });
         queue.close();
       });
     return queue;
-  }
-
-  /** Runs to completion and returns the final text (headless: confirmations are refused). */
-  async run(
-    sessionId: string,
-    content: string,
-    signal: AbortSignal = new AbortController().signal,
-  ): Promise<string> {
-    let answer = '';
-    for await (const ev of this.runStream(
-      sessionId,
-      { content, trigger: 'user' },
-      { runId: this.newId(), signal, confirm: refuseHeadless },
-    )) {
-      if (ev.type === 'stream_end' || ev.type === 'stream_stopped') answer = ev.content;
-      if (ev.type === 'error' && !ev.recoverable) throw new Error(ev.message);
-    }
-    return answer;
-  }
-
-  /** A subagent without a parent run: in memory only, headless. */
-  async runEphemeral(
-    task: string,
-    profileId?: string,
-    signal: AbortSignal = new AbortController().signal,
-  ): Promise<string> {
-    const profile = profileId ? this.requireProfile(profileId) : this.deps.profiles.getDefault();
-    return this.subagent(
-      {
-        runId: this.newId(),
-        transcript: new MemoryTranscript('none'),
-        context: [],
-        profile,
-        signal,
-        confirm: refuseHeadless,
-        emit: () => {},
-        isSubagent: false,
-        depth: 0,
-        tokens: 0,
-      },
-      task,
-      { profileId: profile.id },
-    );
   }
 
   private async persistedRun(
@@ -144,15 +109,20 @@ export class Agent implements AgentApi {
     await this.postTurn.get(sessionId);
     const session = await sessions.get(sessionId);
     if (!session) {
-      end({ type: 'error', message: `Session ${sessionId} does not exist.`, recoverable: false });
+      end({
+        type: 'error',
+        message: `Session ${sessionId} does not exist.`,
+        recoverable: false,
+        code: 'SESSION_NOT_FOUND',
+      });
       return;
     }
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
     const user = this.userMessage(input);
-    // A form submission is kept in the display buffer too, marked by metadata.form_submit, so
-    // its form still shows as sent after compression rewrote the context (no bubble is drawn).
-    const display = !input.contextOnly || input.metadata?.form_submit !== undefined;
+    // A form submission is kept in the display buffer too (kind `form_submit`), so its form
+    // still shows as sent after compression rewrote the context (no bubble is drawn).
+    const display = !input.contextOnly || input.formSubmit !== undefined;
     await transcript.append([{ message: user, display, context: true }]);
     const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
     if (!session.title && !input.contextOnly && input.content.trim()) patch.title = titleFrom(input.content);
@@ -164,7 +134,7 @@ export class Agent implements AgentApi {
       context: await transcript.loadContext(),
       profile,
       signal: options.signal,
-      confirm: options.confirm,
+      ask: options.confirm,
       emit,
       isSubagent: false,
       depth: 0,
@@ -191,7 +161,7 @@ export class Agent implements AgentApi {
         if (this.postTurn.get(sessionId) === work) this.postTurn.delete(sessionId);
       }
     } else if (outcome.kind === 'stopped') end({ type: 'stream_stopped', content: outcome.content });
-    else end({ type: 'error', message: outcome.message, recoverable: false });
+    else end({ type: 'error', message: outcome.message, recoverable: false, code: outcome.code });
   }
 
   /** The tool loop: at most `max_iterations` LLM calls. */
@@ -202,7 +172,7 @@ export class Agent implements AgentApi {
       try {
         backend = this.deps.backendFor(state.profile);
       } catch (err) {
-        return { kind: 'error', message: (err as Error).message };
+        return { kind: 'error', message: (err as Error).message, code: 'LLM_UNAVAILABLE' };
       }
       const model = state.profile.model ?? backend.defaultModel;
       const system = await this.systemPrompt(state, log);
@@ -227,6 +197,7 @@ export class Agent implements AgentApi {
         {
           emit: state.emit,
           relayDeltas: !state.isSubagent,
+          turn: iteration,
           onText: (text, thinking) => {
             writer ??= state.transcript.beginAnswer(answer);
             void writer.then((w) => w.progress(text, thinking)).catch(() => {});
@@ -238,10 +209,10 @@ export class Agent implements AgentApi {
         : estimateTokens(system, state.context, turn.text);
       await state.transcript.setTokenCount(state.tokens);
 
-      const finishAnswer = async (metadata: Record<string, unknown>) => {
+      const finishAnswer = async (end: AnswerEnd) => {
         if (!writer && turn.text === '') return;
         writer ??= state.transcript.beginAnswer(answer);
-        await (await writer).finish(turn.text, turn.thinking, metadata);
+        await (await writer).finish(turn.text, turn.thinking, end);
         state.context.push({
           ...answer,
           content: turn.text,
@@ -256,7 +227,11 @@ export class Agent implements AgentApi {
       if (turn.reason === 'error') {
         await finishAnswer({ interrupted: true });
         log.warn({ llm_error: turn.error }, 'LLM call failed');
-        return { kind: 'error', message: turn.error?.message ?? `${backend.describe()} failed.` };
+        return {
+          kind: 'error',
+          message: turn.error?.message ?? `${backend.describe()} failed.`,
+          code: turn.error ? failureErrorCode(turn.error.code) : 'LLM_MALFORMED',
+        };
       }
       if (turn.toolCalls.length === 0) {
         await finishAnswer({});
@@ -266,7 +241,12 @@ export class Agent implements AgentApi {
       // A tool turn: text said before the calls stays as its own message.
       await finishAnswer({});
       if (turn.thinking)
-        state.emit({ type: 'turn_thinking', thinking: turn.thinking, is_subagent: state.isSubagent });
+        state.emit({
+          type: 'turn_thinking',
+          thinking: turn.thinking,
+          is_subagent: state.isSubagent,
+          turn: iteration,
+        });
       const calls = normaliseCallIds(turn.toolCalls, this.newId);
       const request: StoredMessage = {
         id: this.newId(),
@@ -283,7 +263,7 @@ export class Agent implements AgentApi {
         logger: log,
         newId: this.newId,
         now: this.now,
-        handleFor: (s) => this.handleFor(s),
+        handleFor: (s, callId) => this.handleFor(s, callId),
       });
       await state.transcript.append(results);
       for (const r of results) if (r.context) state.context.push(r.message);
@@ -300,7 +280,7 @@ export class Agent implements AgentApi {
       role: 'assistant',
       content,
       created_at: this.now().toISOString(),
-      metadata: { max_iterations_reached: true },
+      kind: 'iteration_limit',
     };
     await state.transcript.append([{ message, display: !state.isSubagent, context: true }]);
     state.context.push(message);
@@ -323,7 +303,7 @@ export class Agent implements AgentApi {
         role: 'assistant',
         content: plan,
         created_at: this.now().toISOString(),
-        metadata: { plan: true },
+        kind: 'plan',
       };
       await state.transcript.append([{ message, display: true, context: true }]);
       state.context.push(message);
@@ -334,7 +314,13 @@ export class Agent implements AgentApi {
     }
   }
 
+  /**
+   * The run's system prompt: built once and kept in `state`, so the memory block and the context
+   * providers are read once per run, and every call of the run starts with the same prefix (the
+   * backend can reuse what it computed for it). A profile switch builds it again.
+   */
   private async systemPrompt(state: RunState, log: Logger): Promise<string> {
+    if (state.system?.profileId === state.profile.id) return state.system.text;
     let memoryBlock: string | null = null;
     let sections: PromptSection[] = [];
     try {
@@ -347,17 +333,20 @@ export class Agent implements AgentApi {
         (await this.deps.contextSections?.({
           sessionId: state.transcript.sessionId,
           profileId: state.profile.id,
+          signal: state.signal,
         })) ?? [];
     } catch (err) {
       log.warn({ err }, 'context providers failed');
     }
-    return buildSystemPrompt({
+    const text = buildSystemPrompt({
       persona: this.deps.persona,
       profilePrompt: state.profile.system_prompt,
       memoryBlock,
       sections,
       ...(state.basePrompt ? { basePrompt: state.basePrompt } : {}),
     });
+    state.system = { profileId: state.profile.id, text };
+    return text;
   }
 
   private async compressIfNeeded(state: RunState, log: Logger): Promise<void> {
@@ -398,9 +387,9 @@ export class Agent implements AgentApi {
     }
   }
 
-  private handleFor(state: RunState): AgentHandle {
+  private handleFor(state: RunState, callId: string): AgentHandle {
     return {
-      runEphemeral: (task, options) => this.subagent(state, task, options),
+      runEphemeral: (task, options) => this.subagent(state, callId, task, options),
       switchProfile: async (profileId) => {
         const profile = this.requireProfile(profileId);
         state.profile = profile;
@@ -413,9 +402,13 @@ export class Agent implements AgentApi {
     };
   }
 
-  /** Runs a subagent under `parent`: its own memory-only context and scratchpad, the parent's stop. */
+  /**
+   * Runs a subagent under `parent` for the tool call `callId`: its own memory-only context and
+   * scratchpad, the parent's stop. Its events reach the parent marked with `parent_call_id`.
+   */
   private async subagent(
     parent: RunState,
+    callId: string,
     task: string,
     options: { profileId?: string; inheritSystemPrompt?: boolean; signal?: AbortSignal },
   ): Promise<string> {
@@ -427,10 +420,13 @@ export class Agent implements AgentApi {
     const profile = options.profileId ? this.requireProfile(options.profileId) : parent.profile;
     const id = `subagent_${this.newId()}`;
     const log = this.deps.logger.child({ subagent: id, parent_run: parent.runId });
+    // An event already marked came from deeper down: it keeps its own, nearest spawn call.
     const forward = (event: AgentEvent) => {
       if (event.type === 'turn_thinking' || event.type === 'tool_started' || event.type === 'tool_call') {
-        parent.emit({ ...event, is_subagent: true });
-      } else if (event.type === 'tool_confirm_request') parent.emit(event);
+        parent.emit({ ...event, is_subagent: true, parent_call_id: event.parent_call_id ?? callId });
+      } else if (event.type === 'tool_confirm_request') {
+        parent.emit({ ...event, parent_call_id: event.parent_call_id ?? callId });
+      }
     };
     const state: RunState = {
       runId: parent.runId,
@@ -439,7 +435,7 @@ export class Agent implements AgentApi {
       profile,
       // The tool's signal follows the parent's stop and adds the tool's own time limit.
       signal: options.signal ? AbortSignal.any([parent.signal, options.signal]) : parent.signal,
-      confirm: parent.confirm,
+      ask: parent.ask,
       emit: forward,
       isSubagent: true,
       depth: parent.depth + 1,
@@ -464,22 +460,17 @@ export class Agent implements AgentApi {
     }
   }
 
+  /** The user's message as typed fields; the context view tells the model about attachments. */
   private userMessage(input: RunInput): StoredMessage {
-    let content = input.content;
-    if (input.files && input.files.length > 0) {
-      const list = input.files.map((f) => `- ${f.name}: ${f.path}`).join('\n');
-      content = `${content}\n\n[Attached files]\n${list}`;
-    }
-    const metadata: Record<string, unknown> = { ...input.metadata };
-    if (input.files && input.files.length > 0) metadata.files = input.files;
-    if (input.trigger !== 'user') metadata.trigger = input.trigger;
     return {
       id: this.newId(),
       role: 'user',
-      content,
-      ...(input.images && input.images.length > 0 ? { images: input.images } : {}),
+      content: input.content,
       created_at: this.now().toISOString(),
-      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+      ...(input.formSubmit ? { kind: 'form_submit', form_submit: input.formSubmit } : {}),
+      ...(input.images && input.images.length > 0 ? { images: input.images } : {}),
+      ...(input.files && input.files.length > 0 ? { attachments: input.files } : {}),
+      ...(input.trigger !== 'user' ? { trigger: input.trigger } : {}),
     };
   }
 

@@ -13,7 +13,6 @@ import {
   INPUT_CHARS,
   partitionTurns,
   RESULT_CHARS,
-  SUMMARY_PREFIX,
   shouldCompress,
 } from './compression.js';
 
@@ -95,7 +94,7 @@ function turn(
       role: 'user',
       content: 'image loaded',
       images: ['aGVsbG8='],
-      metadata: { injected_image: true },
+      kind: 'injected_image',
       created_at: at,
     },
     { id: `f${i}-${++n}`, role: 'assistant', content: `answer ${i}`, created_at: at },
@@ -138,8 +137,8 @@ describe('partitionTurns', () => {
     const summary: StoredMessage = {
       id: 's',
       role: 'user',
-      content: `${SUMMARY_PREFIX}\n- x`,
-      is_summary: true,
+      content: `- x`,
+      kind: 'summary',
       created_at: at,
     };
     const { leading, turns: parts } = partitionTurns([summary, ...turns(1, 3)]);
@@ -166,8 +165,8 @@ describe('compressContext', () => {
     expect(r1!.removedCount).toBe(20 * 6);
     expect(r1!.summary).toMatchObject({
       role: 'user',
-      is_summary: true,
-      content: `${SUMMARY_PREFIX}\n- The user asked thirty questions about /tmp.`,
+      kind: 'summary',
+      content: `- The user asked thirty questions about /tmp.`,
     });
     const req1 = chats()[0]!;
     expect(req1.body.think).toBe(false);
@@ -177,7 +176,7 @@ describe('compressContext', () => {
 
     await stores.sessions.replaceContextPrefix('s', r1!.firstKeptId, r1!.summary);
     const after1 = await stores.sessions.getContext('s');
-    expect(after1[0]).toMatchObject({ is_summary: true });
+    expect(after1[0]).toMatchObject({ kind: 'summary' });
     expect(after1.slice(1)).toEqual(first.slice(20 * 6));
     expect(callsPaired(after1)).toBe(true);
 
@@ -193,7 +192,7 @@ describe('compressContext', () => {
     expect(summaryInput(chats()[1])).toContain('- The user asked thirty questions about /tmp.');
     await stores.sessions.replaceContextPrefix('s', r2!.firstKeptId, r2!.summary);
     const after2 = await stores.sessions.getContext('s');
-    expect(after2.filter((m) => m.is_summary)).toHaveLength(1);
+    expect(after2.filter((m) => m.kind === 'summary')).toHaveLength(1);
     expect(after2[0]!.content).toContain('Forty-five questions');
     expect(after2.slice(1)).toEqual(more.slice(5 * 6));
     expect(callsPaired(after2)).toBe(true);
@@ -230,8 +229,8 @@ describe('compressContext', () => {
     const summary: StoredMessage = {
       id: 's',
       role: 'user',
-      content: `${SUMMARY_PREFIX}\n- remember me`,
-      is_summary: true,
+      content: `- remember me`,
+      kind: 'summary',
       created_at: at,
     };
     const text = formatForSummary([summary, ...turns(1, 30, { questionChars: 800 })]);
@@ -244,8 +243,8 @@ describe('compressContext', () => {
     const summary: StoredMessage = {
       id: 's',
       role: 'user',
-      content: `${SUMMARY_PREFIX}\n- x`,
-      is_summary: true,
+      content: `- x`,
+      kind: 'summary',
       created_at: at,
     };
     expect(await compressContext(request([summary, ...turns(1, 4)]))).toBeNull();

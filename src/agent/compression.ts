@@ -1,5 +1,5 @@
 /**
- * Context compression (DESIGN §11): the older part of the LLM context becomes one summary
+ * Context compression (docs/memory.md#context-compression): the older part of the LLM context becomes one summary
  * message; the last `keepRecent` turns stay verbatim. Pure apart from the one LLM call: the
  * caller applies the result with `SessionStore.replaceContextPrefix`, so a failure here leaves
  * the context exactly as it was.
@@ -12,7 +12,6 @@ import { randomUUID } from 'node:crypto';
 import type { StoredMessage } from '../store/types.js';
 import type { CompressionRequest, CompressionResult } from './compressor.js';
 
-export const SUMMARY_PREFIX = '[Summary of earlier conversation]';
 export const ARGUMENT_CHARS = 120;
 export const RESULT_CHARS = 300;
 export const INPUT_CHARS = 12_000;
@@ -47,7 +46,7 @@ export interface Partition {
 }
 
 function startsTurn(m: StoredMessage): boolean {
-  return m.role === 'user' && !m.is_summary && m.metadata?.injected_image !== true;
+  return m.role === 'user' && m.kind !== 'summary' && m.kind !== 'injected_image';
 }
 
 /** Splits the context into turns; see the file comment for what a turn is. */
@@ -68,7 +67,7 @@ function cut(text: string, max: number): string {
 
 /** One message as summariser input, with tool arguments and results cut short. */
 export function formatMessage(m: StoredMessage): string {
-  if (m.is_summary) return `Earlier summary:\n${(m.content ?? '').replace(SUMMARY_PREFIX, '').trim()}`;
+  if (m.kind === 'summary') return `Earlier summary:\n${(m.content ?? '').trim()}`;
   const images = m.images?.length ? ` [${m.images.length} image(s)]` : '';
   const content = (m.content ?? '').trim();
   switch (m.role) {
@@ -95,9 +94,9 @@ export function formatMessage(m: StoredMessage): string {
  * over, the most recent part of the turns is kept, after the earlier summary (itself capped).
  */
 export function formatForSummary(older: readonly StoredMessage[]): string {
-  const summaries = older.filter((m) => m.is_summary).map(formatMessage);
+  const summaries = older.filter((m) => m.kind === 'summary').map(formatMessage);
   const rest = older
-    .filter((m) => !m.is_summary)
+    .filter((m) => m.kind !== 'summary')
     .map(formatMessage)
     .filter((s) => s.length > 0);
   let head = summaries.join('\n\n');
@@ -148,8 +147,8 @@ export async function compressContext(
   const summary: StoredMessage = {
     id: (request.newId ?? randomUUID)(),
     role: 'user',
-    content: `${SUMMARY_PREFIX}\n${text}`,
-    is_summary: true,
+    content: text,
+    kind: 'summary',
     created_at: now().toISOString(),
   };
   return { summary, firstKeptId: kept[0]?.[0]?.id ?? null, removedCount: older.length };

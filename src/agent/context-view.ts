@@ -1,13 +1,28 @@
 /**
- * Turns the stored context buffer into the messages an LLM API accepts. A run killed between a
- * tool call and its result leaves a call without a result; APIs reject that, so such calls get a
- * synthetic result saying the call was interrupted, and orphan results are dropped.
+ * Turns the stored context buffer into the messages an LLM API accepts: the one place where a
+ * message's typed fields become text for the model (attached files, the summary heading).
+ * A run killed between a tool call and its result leaves a call without a result; APIs reject
+ * that, so such calls get a synthetic result saying the call was interrupted, and orphan
+ * results are dropped.
  */
 import type { ChatMessage } from '../llm/types.js';
 import type { StoredMessage } from '../store/types.js';
 
 export const INTERRUPTED_RESULT =
   'The tool call was interrupted before it finished (Navi stopped or restarted).';
+
+/** Heads a summary, so the model knows it is not something the user said. */
+export const SUMMARY_PREFIX = '[Summary of earlier conversation]';
+
+/** The text the model reads for a user or assistant message. */
+export function modelText(m: StoredMessage): string | null {
+  if (m.kind === 'summary') return `${SUMMARY_PREFIX}\n${m.content ?? ''}`;
+  if (m.attachments && m.attachments.length > 0) {
+    const list = m.attachments.map((f) => `- ${f.name}: ${f.path}`).join('\n');
+    return `${m.content ?? ''}\n\n[Attached files]\n${list}`;
+  }
+  return m.content;
+}
 
 export function toChatMessages(context: readonly StoredMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -35,7 +50,7 @@ export function toChatMessages(context: readonly StoredMessage[]): ChatMessage[]
     }
     closePending();
     if (m.role === 'system') continue; // the system prompt is rebuilt per call, never stored
-    const msg: ChatMessage = { role: m.role, content: m.content };
+    const msg: ChatMessage = { role: m.role, content: modelText(m) };
     if (m.images && m.images.length > 0) msg.images = m.images;
     if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
       msg.tool_calls = m.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));

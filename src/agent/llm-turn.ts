@@ -28,6 +28,8 @@ export interface TurnSink {
   onText?(text: string, thinking: string): void;
   /** Subagents keep their deltas to themselves: only whole blocks reach the parent. */
   relayDeltas: boolean;
+  /** Index of this LLM call within its loop, carried by the thinking events. */
+  turn: number;
 }
 
 export async function streamTurn(
@@ -43,7 +45,7 @@ export async function streamTurn(
   const endThinking = () => {
     if (thinkingOpen) {
       thinkingOpen = false;
-      if (sink.relayDeltas) sink.emit({ type: 'thinking_end' });
+      if (sink.relayDeltas) sink.emit({ type: 'thinking_end', turn: sink.turn });
     }
   };
 
@@ -53,7 +55,7 @@ export async function streamTurn(
         if (chunk.delta === '') break;
         thinking += chunk.delta;
         thinkingOpen = true;
-        if (sink.relayDeltas) sink.emit({ type: 'thinking_delta', delta: chunk.delta });
+        if (sink.relayDeltas) sink.emit({ type: 'thinking_delta', delta: chunk.delta, turn: sink.turn });
         break;
       case 'text':
         if (chunk.delta === '') break;

@@ -1,5 +1,5 @@
 /**
- * The planning phase (DESIGN §7): one fast call without tools or thinking that either answers
+ * The planning phase (docs/architecture.md#the-agent-loop): one fast call without tools or thinking that either answers
  * DIRECT (no plan needed) or lists numbered steps. Anything without numbered steps is no plan.
  */
 import type { ChatMessage, LlmBackend } from '../llm/types.js';

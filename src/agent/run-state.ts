@@ -1,9 +1,11 @@
 /** The state one run carries through the loop: passed explicitly, never held in globals. */
 import type { Profile } from '../config/profiles.js';
+import type { ErrorCode } from '../protocol/error-codes.js';
 import type { AgentEvent } from '../protocol/events.js';
 import type { StoredMessage } from '../store/types.js';
-import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
+import type { ConfirmRequest } from '../tools/types.js';
 import type { Transcript } from './transcript.js';
+import type { ConfirmTicket } from './types.js';
 
 export interface RunState {
   runId: string;
@@ -12,7 +14,8 @@ export interface RunState {
   context: StoredMessage[];
   profile: Profile;
   signal: AbortSignal;
-  confirm: (request: ConfirmRequest) => Promise<ConfirmAnswer>;
+  /** The run's confirmation broker; the tool turn announces each question it asks. */
+  ask: (request: ConfirmRequest) => ConfirmTicket;
   emit: (event: AgentEvent) => void;
   isSubagent: boolean;
   depth: number;
@@ -20,9 +23,14 @@ export interface RunState {
   basePrompt?: string;
   /** Tokens the context holds after the last LLM call. */
   tokens: number;
+  /**
+   * The system prompt, built at the run's first LLM call and reused by every later one; the
+   * profile it was built for, so a `switch_profile` mid-run gets a prompt of its own.
+   */
+  system?: { profileId: string; text: string };
 }
 
 export type LoopOutcome =
   | { kind: 'end'; content: string }
   | { kind: 'stopped'; content: string }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string; code: ErrorCode };

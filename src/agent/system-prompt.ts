@@ -1,6 +1,6 @@
 /**
- * The system prompt, built fresh for every LLM call and never stored (DESIGN §3): persona, then
- * the profile's prompt, then the memory block, then the short sections of context providers.
+ * The system prompt, built once per run and never stored (see docs/architecture.md#the-agent-loop): persona, then the
+ * profile's prompt, then the memory block, then the short sections of context providers.
  */
 export interface PromptSection {
   name: string;

@@ -1,10 +1,11 @@
 /**
  * Runs the tool calls of one LLM turn concurrently through the executor, emits their events,
  * and turns the results into context messages in call order. An image a tool loaded goes into
- * the context only, as a synthetic user message (DESIGN §7), never into the display history.
+ * the context only, as a synthetic user message (see docs/architecture.md#tool-calls), never into the display history.
  */
 import type { Logger } from 'pino';
 import type { ChatToolCall } from '../llm/types.js';
+import type { PublishedContent, UiComponent } from '../protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle, ToolResult } from '../tools/types.js';
@@ -15,7 +16,8 @@ export interface ToolTurnDeps {
   logger: Logger;
   newId: () => string;
   now: () => Date;
-  handleFor: (state: RunState) => AgentHandle;
+  /** The agent as seen by the tool of call `callId` (a subagent it spawns nests under it). */
+  handleFor: (state: RunState, callId: string) => AgentHandle;
 }
 
 /** Metadata safe to send to clients and to store: image bytes stay out of both. */
@@ -37,7 +39,6 @@ export async function runToolCalls(
   const images: string[] = [];
   results.forEach(({ result, shown }, i) => {
     const call = calls[i]!;
-    const metadata = { success: result.success, ...shown };
     const message: StoredMessage = {
       id: deps.newId(),
       role: 'tool',
@@ -45,7 +46,8 @@ export async function runToolCalls(
       tool_call_id: call.id,
       name: call.name,
       created_at: deps.now().toISOString(),
-      metadata,
+      success: result.success,
+      ...resultFields(shown),
     };
     entries.push({ message, display: !state.isSubagent, context: true });
     const base64 = result.metadata?.base64;
@@ -62,11 +64,46 @@ export async function runToolCalls(
           : `Here are the ${images.length} images the tools loaded.`,
       images,
       created_at: deps.now().toISOString(),
-      metadata: { injected_image: true },
+      kind: 'injected_image',
     };
     entries.push({ message, display: false, context: true });
   }
   return entries;
+}
+
+/**
+ * The typed fields of a tool result message, from the metadata its `tool_call` event carried:
+ * a well-formed UI component and published content get their own fields, the rest stays as
+ * the tool reported it.
+ */
+export function resultFields(
+  shown: Record<string, unknown> | undefined,
+): Pick<StoredMessage, 'ui_component' | 'published' | 'tool_metadata'> {
+  if (!shown) return {};
+  const { ui_component, published, ...rest } = shown;
+  // A malformed one is not dropped: it stays with the rest, as the event showed it.
+  if (ui_component !== undefined && !isUiComponent(ui_component)) rest.ui_component = ui_component;
+  if (published !== undefined && !isPublished(published)) rest.published = published;
+  return {
+    ...(isUiComponent(ui_component) ? { ui_component } : {}),
+    ...(isPublished(published) ? { published } : {}),
+    ...(Object.keys(rest).length > 0 ? { tool_metadata: rest } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isUiComponent(value: unknown): value is UiComponent {
+  return isRecord(value) && typeof value.component === 'string' && isRecord(value.payload);
+}
+
+function isPublished(value: unknown): value is PublishedContent {
+  return (
+    isRecord(value) &&
+    ['name', 'url', 'kind', 'mime_type', 'title'].every((key) => typeof value[key] === 'string')
+  );
 }
 
 /** Runs one call and reports it; `shown` is the metadata the event carried, reused for storage. */
@@ -94,9 +131,20 @@ async function runOne(
       depth: state.depth,
       profileId: state.profile.id,
       emit: state.emit,
-      confirm: state.confirm,
+      confirm: (request) => {
+        const ticket = state.ask(request);
+        // Through the run's own stream, so it lands after `tool_started` and before `tool_call`.
+        if (ticket.asked)
+          state.emit({
+            type: 'tool_confirm_request',
+            call_id: request.callId,
+            tool: request.tool,
+            args: request.args,
+          });
+        return ticket.answer;
+      },
       log,
-      agent: deps.handleFor(state),
+      agent: deps.handleFor(state, call.id),
     },
     state.profile,
   );

@@ -1,15 +1,21 @@
 /**
  * Where a run's conversation lives. A persisted run writes to the session store as it goes, so
- * a crash loses nothing already said; a subagent's run lives in memory only (DESIGN §3).
+ * a crash loses nothing already said; a subagent's run lives in memory only.
  */
 import type { Logger } from 'pino';
-import { StreamingSaver } from '../store/streaming-saver.js';
+import { type AnswerMarks, StreamingSaver } from '../store/streaming-saver.js';
 import type { BufferedMessage, SessionStore, StoredMessage } from '../store/types.js';
+
+/** How an answer ended: finished (no marks), interrupted, or interrupted because stopped. */
+export interface AnswerEnd {
+  interrupted?: true;
+  stopped?: true;
+}
 
 /** Persists an answer while it streams: at most about once a second, never per delta. */
 export interface AnswerWriter {
   progress(content: string, thinking: string): void;
-  finish(content: string, thinking: string, metadata: Record<string, unknown>): Promise<void>;
+  finish(content: string, thinking: string, end: AnswerEnd): Promise<void>;
 }
 
 export interface Transcript {
@@ -42,9 +48,8 @@ export class SessionTranscript implements Transcript {
   }
 
   async beginAnswer(message: StoredMessage): Promise<AnswerWriter> {
-    const metadata = { ...message.metadata, interrupted: true };
     await this.store.append(this.sessionId, [
-      { message: { ...message, metadata }, display: true, context: true },
+      { message: { ...message, interrupted: true }, display: true, context: true },
     ]);
     const saver = new StreamingSaver({
       store: this.store,
@@ -55,8 +60,9 @@ export class SessionTranscript implements Transcript {
     });
     return {
       progress: (content, thinking) => saver.update(content, thinking),
-      finish: async (content, thinking, finalMetadata) => {
-        await saver.finish(content, { ...message.metadata, ...finalMetadata }, thinking);
+      finish: async (content, thinking, end) => {
+        const marks: AnswerMarks = { interrupted: end.interrupted === true, stopped: end.stopped === true };
+        await saver.finish(content, marks, thinking);
       },
     };
   }
@@ -69,37 +75,24 @@ export class SessionTranscript implements Transcript {
   }
 }
 
-/** A subagent's conversation: memory only, gone when the subagent returns. */
+/**
+ * A subagent's conversation: nothing is kept here. The run's own `context` array is the one copy
+ * the loop reads, and it is gone when the subagent returns.
+ */
 export class MemoryTranscript implements Transcript {
   readonly persisted = false;
-  private readonly context: StoredMessage[] = [];
-  tokens = 0;
 
   constructor(readonly sessionId: string) {}
 
   async loadContext(): Promise<StoredMessage[]> {
-    return [...this.context];
+    return [];
   }
 
-  async append(entries: BufferedMessage[]): Promise<void> {
-    for (const e of entries) if (e.context) this.context.push(e.message);
+  async append(): Promise<void> {}
+
+  async beginAnswer(): Promise<AnswerWriter> {
+    return { progress: () => {}, finish: async () => {} };
   }
 
-  async beginAnswer(message: StoredMessage): Promise<AnswerWriter> {
-    return {
-      progress: () => {},
-      finish: async (content, thinking, metadata) => {
-        this.context.push({
-          ...message,
-          content,
-          ...(thinking ? { thinking } : {}),
-          metadata: { ...message.metadata, ...metadata },
-        });
-      },
-    };
-  }
-
-  async setTokenCount(tokens: number): Promise<void> {
-    this.tokens = tokens;
-  }
+  async setTokenCount(): Promise<void> {}
 }

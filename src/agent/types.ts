@@ -1,9 +1,10 @@
 /**
- * What the server and tools see of the agent. `runStream` is the one entry point of a
- * persisted run; `run` and `runEphemeral` are built on the same loop.
+ * What the server sees of the agent: `runStream`, the one entry point of a run. Tools reach
+ * the agent through the `AgentHandle` of their context instead.
  */
 import type { AttachedFile } from '../protocol/commands.js';
 import type { AgentEvent, RunTrigger } from '../protocol/events.js';
+import type { FormSubmission } from '../protocol/rest.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
 
 export interface RunInput {
@@ -16,15 +17,27 @@ export interface RunInput {
   trigger: RunTrigger;
   /** Form submissions reach the LLM but are not shown as a chat bubble (context-only). */
   contextOnly?: boolean;
-  metadata?: Record<string, unknown>;
+  /** The submitted form, when this run answers one (`content` is then its JSON). */
+  formSubmit?: FormSubmission;
 }
 
 export interface RunOptions {
   runId: string;
   /** Aborting stops the run cooperatively: the LLM request is aborted and the partial answer saved. */
   signal: AbortSignal;
-  /** Asks the user to approve a tool call. Headless runs pass one that always refuses. */
-  confirm: (request: ConfirmRequest) => Promise<ConfirmAnswer>;
+  /**
+   * Asks the user to approve a tool call. When `asked` is true the agent puts a
+   * `tool_confirm_request` into its own event stream, after the call's `tool_started` and
+   * before its `tool_call`; when false nobody could be asked and `answer` is already a refusal
+   * (no event is sent), as for a run nobody watches.
+   */
+  confirm: (request: ConfirmRequest) => ConfirmTicket;
+}
+
+/** The answer to one confirmation, and whether a person was asked at all. */
+export interface ConfirmTicket {
+  asked: boolean;
+  answer: Promise<ConfirmAnswer>;
 }
 
 export interface AgentApi {

@@ -6,8 +6,9 @@
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
+import { probeBwrap } from '../machine/sandbox/bwrap.js';
+import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import type { NaviServices } from '../server/services.js';
-import { probeBwrap } from '../tools/sandbox/bwrap.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -124,7 +125,21 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
     };
   }
   const probe = await probeBwrap();
-  if (probe.available) return { name: 'sandbox', level: 'ok', detail: `bubblewrap at ${probe.path}` };
+  if (probe.available) {
+    const helpers = findNetworkHelpers();
+    if ('missing' in helpers) {
+      return {
+        name: 'sandbox',
+        level: 'warn',
+        detail: `bubblewrap at ${probe.path}, but ${helpers.missing.join(', ')} missing: sandboxed commands of profiles with network_access run without network. Install slirp4netns and iproute2.`,
+      };
+    }
+    return {
+      name: 'sandbox',
+      level: 'ok',
+      detail: `bubblewrap at ${probe.path}; network for profiles that allow it through ${helpers.slirp4netns}`,
+    };
+  }
   return {
     name: 'sandbox',
     level: settings.NAVI_SANDBOX === 'required' ? 'fail' : 'warn',

@@ -1,12 +1,17 @@
-/** `navi serve` and `navi doctor`. */
+/** `navi serve`, `navi pair` and `navi doctor`. */
 import type { Logger } from 'pino';
 import { createLogger } from '../config/logger.js';
-import { loadSettings, type Settings, SettingsError } from '../config/settings.js';
+import { knownSecrets, scrubSecretEnvironment } from '../config/secret-env.js';
+import { loadSettings, readDotEnv, type Settings, SettingsError } from '../config/settings.js';
+import type { ConsentStore } from '../store/types.js';
+import { SecretMasker } from '../util/secret-masker.js';
 
 const USAGE = `Usage: navi <command>
 
 Commands:
   serve    start the Navi server (same as npm start)
+  pair     print a one-time link that lets a browser use Navi and approve what the agent does
+           (--unpair-all: forget every paired browser)
   doctor   check the LLM backend, the database, tools and MCP servers; exit 0 only when all is well
   help     show this text
 
@@ -18,7 +23,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (command !== 'serve' && command !== 'doctor') {
+  if (command !== 'serve' && command !== 'doctor' && command !== 'pair') {
     process.stderr.write(`navi: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -32,15 +37,32 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const logger = createLogger(settings);
+  // Every secret of the settings, the environment and .env, masked in log lines and tool
+  // output; then gone from the environment, so no program Navi starts from here on (a user
+  // tool's own child_process call included) inherits one.
+  // ssh_exec still reads the passwords its hosts file names from the environment as it was.
+  // (/proc/self/environ keeps that original block too; the file tools and the sandbox keep
+  // tools away from /proc.)
+  const environment = Object.freeze({ ...process.env });
+  const secrets = new SecretMasker(knownSecrets(settings, { ...readDotEnv(process.cwd()), ...environment }));
+  scrubSecretEnvironment(process.env);
+  const logger = createLogger(settings, undefined, secrets);
+  if (command === 'pair') {
+    const { runPair } = await import('./pair.js');
+    return runPair(settings, argv.slice(1), process.stdout, process.stderr);
+  }
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');
     return runDoctor(settings, logger.child({}, { level: 'warn' }), process.stdout);
   }
-  return serve(settings, logger);
+  return serve(settings, logger, { secrets, environment });
 }
 
-async function serve(settings: Settings, logger: Logger): Promise<number> {
+async function serve(
+  settings: Settings,
+  logger: Logger,
+  startEnv: { secrets: SecretMasker; environment: Readonly<Record<string, string | undefined>> },
+): Promise<number> {
   const { createServices } = await import('../server/create-services.js');
   const { buildApp } = await import('../server/app.js');
   try {
@@ -59,7 +81,7 @@ async function serve(settings: Settings, logger: Logger): Promise<number> {
   process.on('unhandledRejection', (reason) =>
     logger.error({ err: reason }, 'unhandled promise rejection (kept running)'),
   );
-  const services = await createServices(settings, { logger });
+  const services = await createServices(settings, { logger, ...startEnv });
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
@@ -79,10 +101,32 @@ async function serve(settings: Settings, logger: Logger): Promise<number> {
     await services.close();
     return 1;
   }
-  logger.info(
-    `Navi is serving on http://${settings.NAVI_HOST}:${app.server.address() && typeof app.server.address() === 'object' ? (app.server.address() as { port: number }).port : settings.NAVI_PORT}`,
-  );
+  const address = app.server.address();
+  const port = address && typeof address === 'object' ? address.port : settings.NAVI_PORT;
+  logger.info(`Navi is serving on http://${settings.NAVI_HOST}:${port}`);
+  await announcePairing(services, settings, port, logger);
   // Keep running until a signal ends the process.
   await new Promise<never>(() => {});
   return 0;
+}
+
+/**
+ * Without a token, a browser needs pairing before it may approve anything: one code per start
+ * spares the person a second command. With a token, signing in with it is enough.
+ */
+async function announcePairing(
+  services: { consent: ConsentStore },
+  settings: Settings,
+  port: number,
+  logger: Logger,
+): Promise<void> {
+  if (settings.NAVI_API_TOKEN !== '') return;
+  try {
+    const { newPairingInstruction } = await import('./pair.js');
+    logger.info(
+      `${await newPairingInstruction(services.consent, settings.NAVI_HOST, port)} (run \`navi pair\` for a new link)`,
+    );
+  } catch (err) {
+    logger.error({ err }, 'could not create a pairing code; run `navi pair` to try again');
+  }
 }

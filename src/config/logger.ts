@@ -1,8 +1,11 @@
 /**
  * Structured logging: one JSON object per line in production, readable lines in a terminal.
- * Every line of a run carries `session_id` and `run_id` through child loggers.
+ * Every line of a run carries `session_id` and `run_id` through child loggers. With a
+ * `SecretMasker`, every line is masked as it is written, whoever logged it (a user tool's
+ * `ctx.log` included), and secrets registered later are masked from then on.
  */
 import { type Logger, pino } from 'pino';
+import type { SecretMasker } from '../util/secret-masker.js';
 import type { Settings } from './settings.js';
 
 const levels = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' } as const;
@@ -10,18 +13,23 @@ const levels = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' }
 export function createLogger(
   settings: Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT'>,
   destination?: NodeJS.WritableStream,
+  secrets?: SecretMasker,
 ): Logger {
   const level = levels[settings.LOG_LEVEL];
+  // The hook sees the serialised JSON line before any destination or transport does.
+  const options: pino.LoggerOptions = secrets
+    ? { level, hooks: { streamWrite: (line) => secrets.mask(line) } }
+    : { level };
   const pretty =
     settings.LOG_FORMAT === 'pretty' || (settings.LOG_FORMAT === 'auto' && process.stdout.isTTY === true);
-  if (destination) return pino({ level }, destination as pino.DestinationStream);
+  if (destination) return pino(options, destination as pino.DestinationStream);
   if (pretty) {
     return pino({
-      level,
+      ...options,
       transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss' } },
     });
   }
-  return pino({ level });
+  return pino(options);
 }
 
 /** A logger that drops everything (tests, benchmarks). */

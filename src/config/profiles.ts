@@ -1,5 +1,5 @@
 /**
- * Agent profiles (DESIGN §11): data files in PROFILES_DIR, one JSON object per file, validated
+ * Agent profiles (docs/architecture.md#settings-and-profiles): data files in PROFILES_DIR, one JSON object per file, validated
  * at start-up. A broken file is reported by name and skipped; the others load.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,8 +26,11 @@ export const profileSchema = z.object({
   max_iterations: z.number().int().min(1).max(1000).default(50),
   planning_enabled: z.boolean().default(false),
   scratchpad_sections: z.array(z.string().min(1)).default([]),
-  /** Whether code_exec and terminal may reach the network inside the sandbox. */
-  network_access: z.boolean().default(true),
+  /**
+   * Whether code_exec and terminal get outbound network inside the sandbox (never the host's
+   * loopback; private ranges only with HTTP_ALLOW_PRIVATE). Off unless a profile asks for it.
+   */
+  network_access: z.boolean().default(false),
 });
 
 export type Profile = z.infer<typeof profileSchema>;

@@ -1,5 +1,5 @@
 /**
- * Settings (DESIGN §2): read from the environment and an optional `.env` in the working
+ * Settings (docs/architecture.md#settings-and-profiles): read from the environment and an optional `.env` in the working
  * directory, validated into one typed, frozen object. An invalid value stops start-up with a
  * message that names the variable and what it accepts.
  */
@@ -86,11 +86,21 @@ const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
     .refine((v) => (values as readonly string[]).includes(v), { message: `accepts ${values.join(', ')}` })
     .transform((v) => v as T);
 
-/** Every variable, its default (as the environment would spell it) and its parser. */
+/**
+ * Marks a setting whose value is a credential. Its value is masked in every tool result and log
+ * line, and the variable is removed from Navi's own environment once settings are read, so no
+ * child process inherits it (see `src/config/secret-env.ts`).
+ */
+const secret = 'secret' as const;
+
+/**
+ * Every variable, its default (as the environment would spell it), its parser and, for
+ * credentials, the `secret` marker.
+ */
 const variables = {
   NAVI_HOST: [nonEmpty, '127.0.0.1'],
   NAVI_PORT: [int(0, 65535), '8000'],
-  NAVI_API_TOKEN: [text, ''],
+  NAVI_API_TOKEN: [text, '', secret],
   NAVI_ALLOWED_ORIGINS: [list, ''],
   DEFAULT_LLM_BACKEND: [oneOf(['ollama', 'openai', 'llamacpp'] as const), 'ollama'],
   OLLAMA_HOST: [httpUrl, 'http://localhost:11434'],
@@ -98,16 +108,15 @@ const variables = {
   OLLAMA_NUM_CTX: [int(512, 10_000_000), '65536'],
   OLLAMA_THINK: [bool, 'true'],
   OPENAI_BASE_URL: [httpUrl, 'https://api.openai.com/v1'],
-  OPENAI_API_KEY: [text, ''],
+  OPENAI_API_KEY: [text, '', secret],
   OPENAI_MODEL: [nonEmpty, 'gpt-4o-mini'],
   OPENAI_NUM_CTX: [int(512, 10_000_000), '128000'],
   LLAMACPP_MODEL_PATH: [text, 'models/model.gguf'],
-  LLAMACPP_NUM_CTX: [int(128, 1_000_000), '8192'],
-  LLAMACPP_THREADS: [int(0, 256), '0'],
   LLM_CONNECT_TIMEOUT_MS: [int(100, 600_000), '10000'],
   LLM_IDLE_TIMEOUT_MS: [int(100, 3_600_000), '300000'],
   DB_PATH: [nonEmpty, 'navi.db'],
-  DATABASE_URL: [text, ''],
+  // A database URL may carry a password (postgres://user:password@host/db).
+  DATABASE_URL: [text, '', secret],
   LOG_LEVEL: [logLevel, 'INFO'],
   LOG_FORMAT: [oneOf(['auto', 'json', 'pretty'] as const), 'auto'],
   TOOLS_DIR: [nonEmpty, 'tools'],
@@ -141,6 +150,16 @@ const variables = {
 type Variables = typeof variables;
 export type Settings = Readonly<{ [K in keyof Variables]: z.output<Variables[K][0]> }>;
 export type SettingName = keyof Variables;
+
+/** The names of the settings marked `secret` (credentials). */
+export type SecretSettingName = {
+  [K in SettingName]: Variables[K] extends readonly [unknown, unknown, typeof secret] ? K : never;
+}[SettingName];
+
+/** Every setting marked `secret`, in table order. */
+export const SECRET_SETTINGS: readonly SecretSettingName[] = Object.entries(variables)
+  .filter(([, definition]) => (definition as readonly unknown[])[2] === secret)
+  .map(([name]) => name as SecretSettingName);
 
 export class SettingsError extends Error {
   constructor(readonly problems: string[]) {

@@ -2,8 +2,10 @@
  * Turns transport and HTTP problems into `LlmFailure`s whose messages name the backend, its URL
  * and what to do next. Backend-specific advice comes in through `ServerInfo.hints`.
  */
+
+import type { ErrorCode } from '../protocol/error-codes.js';
 import { excerpt } from './ndjson.js';
-import type { LlmFailure } from './types.js';
+import type { LlmErrorCode, LlmFailure } from './types.js';
 
 export interface FailureHints {
   /** After "Cannot reach … (reason)." */
@@ -132,4 +134,20 @@ export function malformedFailure(server: ServerInfo, detail: string): LlmFailure
 
 function formatMs(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
+}
+
+const wireCodes: Record<LlmErrorCode, ErrorCode> = {
+  unreachable: 'LLM_UNREACHABLE',
+  timeout: 'LLM_TIMEOUT',
+  http: 'LLM_HTTP_ERROR',
+  auth: 'LLM_AUTH',
+  model_not_found: 'LLM_MODEL_NOT_FOUND',
+  context_overflow: 'CONTEXT_OVERFLOW',
+  malformed: 'LLM_MALFORMED',
+  unsupported: 'LLM_UNSUPPORTED',
+};
+
+/** The stable code clients see (REST and `error` events) for an LLM failure of this kind. */
+export function failureErrorCode(code: LlmErrorCode): ErrorCode {
+  return wireCodes[code];
 }

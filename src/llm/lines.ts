@@ -1,6 +1,7 @@
 /**
- * Byte stream → text lines, shared by the NDJSON and SSE parsers. Network chunks split
- * anywhere: inside a multi-byte UTF-8 character, between `\r` and `\n`, or mid-line.
+ * Byte stream → text lines for the NDJSON parser (the SSE parser uses only `iterateBytes`).
+ * Network chunks split anywhere: inside a multi-byte UTF-8 character, between `\r` and `\n`,
+ * or mid-line.
  */
 
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;

@@ -221,9 +221,13 @@ describe('OllamaBackend against the fake server', () => {
   });
 
   it('times out when the server never answers', async () => {
-    fake.enqueue({ hang: true });
-    const backend = ollama(fake.ollamaUrl, { LLM_IDLE_TIMEOUT_MS: '150', LLM_CONNECT_TIMEOUT_MS: '100' });
-    const chunks = await collect(backend.streamComplete({ messages: user('x') }));
+    // A server of its own: under load the abandoned request can reach the server after this
+    // test ended, and must not show up among the next test's requests.
+    const silent = await startFakeLlm({ defaultReply: { hang: true } });
+    const backend = ollama(silent.ollamaUrl, { LLM_IDLE_TIMEOUT_MS: '150', LLM_CONNECT_TIMEOUT_MS: '100' });
+    const chunks = await collect(backend.streamComplete({ messages: user('x') })).finally(() =>
+      silent.close(),
+    );
     expect(chunks).toEqual([
       expect.objectContaining({
         type: 'done',

@@ -36,4 +36,9 @@ describe('parseSse', () => {
     const got = await events('event: ping\n\n', 'retry: 10\n\n', 'data: last');
     expect(got.map((e) => [e.event, e.data])).toEqual([['message', 'last']]);
   });
+
+  it('ends a last line left open by a lone CR and ignores unknown fields and a byte-order mark', async () => {
+    const got = await events('\uFEFFfoo: bar\ndata: a\n\n', 'data: b\r');
+    expect(got.map((e) => e.data)).toEqual(['a', 'b']);
+  });
 });

@@ -1,5 +1,6 @@
-/** Server-sent events (the OpenAI streaming format), per the WHATWG event-stream rules. */
-import { type ByteSource, readLines } from './lines.js';
+/** Server-sent events (the OpenAI streaming format), parsed by eventsource-parser. */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { type ByteSource, iterateBytes } from './lines.js';
 
 export interface SseEvent {
   /** `message` unless the server named the event. */
@@ -9,41 +10,31 @@ export interface SseEvent {
   id?: string;
 }
 
+function toEvent(message: EventSourceMessage): SseEvent {
+  return {
+    event: message.event || 'message',
+    data: message.data,
+    ...(message.id !== undefined ? { id: message.id } : {}),
+  };
+}
+
 /**
  * Yields one event per blank-line-terminated block that carried `data`. Comment lines (`:`,
  * used as keep-alives) and `retry:` are skipped. Unlike browsers, a final block without its
  * blank line is still delivered: some servers close right after their last `data:` line.
+ * Bytes are decoded here, so a UTF-8 character split across network chunks stays whole, and
+ * invalid UTF-8 becomes U+FFFD rather than an exception.
  */
 export async function* parseSse(source: ByteSource): AsyncGenerator<SseEvent> {
-  let data: string[] = [];
-  let event = '';
-  let id: string | undefined;
-
-  const take = (): SseEvent => {
-    const out: SseEvent = {
-      event: event || 'message',
-      data: data.join('\n'),
-      ...(id !== undefined ? { id } : {}),
-    };
-    data = [];
-    event = '';
-    return out;
-  };
-
-  for await (const line of readLines(source)) {
-    if (line === '') {
-      if (data.length > 0) yield take();
-      else event = '';
-      continue;
-    }
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') data.push(value);
-    else if (field === 'event') event = value;
-    else if (field === 'id' && !value.includes('\0')) id = value;
+  const ready: SseEvent[] = [];
+  // Unknown fields and bad `retry:` values are ignored, as the event-stream rules say.
+  const parser = createParser({ onEvent: (message) => ready.push(toEvent(message)) });
+  const decoder = new TextDecoder('utf-8');
+  for await (const bytes of iterateBytes(source)) {
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    yield* ready.splice(0);
   }
-  if (data.length > 0) yield take();
+  // End the last line and the last block, whichever of them the server left open.
+  parser.feed(`${decoder.decode()}\n\n`);
+  yield* ready.splice(0);
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ToolSpec } from './types.js';
 
 /** Tool-call arguments as servers send them: an object, a JSON string, or a broken JSON string. */
@@ -24,12 +25,9 @@ export function parseToolArguments(raw: unknown): ParsedArguments {
   }
 }
 
-let counter = 0;
-
-/** A tool-call id for servers that send none; unique within the process. */
+/** A tool-call id for servers that send none; random, so no counter is kept between calls. */
 export function newToolCallId(): string {
-  counter = (counter + 1) % 1_000_000;
-  return `call_${Date.now().toString(36)}${counter.toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  return `call_${randomUUID().replaceAll('-', '')}`;
 }
 
 /** Tool specs in the `{type: 'function', function: {…}}` shape both wire formats share. */

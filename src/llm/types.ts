@@ -1,6 +1,6 @@
 /**
- * The LLM backend contract (DESIGN §8). Backends speak their wire format (Ollama NDJSON,
- * OpenAI SSE, embedded llama.cpp) and hand the agent one stream of `LlmChunk`s.
+ * The LLM backend contract (docs/architecture.md#llm-backends). Backends speak their wire
+ * format (Ollama NDJSON, OpenAI-compatible SSE) and hand the agent one stream of `LlmChunk`s.
  *
  * Contract of `streamComplete`: it never throws and never rejects. Every failure — connection
  * refused, HTTP error, malformed stream, timeout — ends the stream with one `done` chunk whose
@@ -98,7 +98,7 @@ export interface HealthReport {
 }
 
 export interface LlmBackend {
-  /** Registry key: `ollama`, `openai`, `llamacpp`. */
+  /** Registry key: `ollama` or `openai` (an embedded `llamacpp` backend is not in this build). */
   readonly id: string;
   readonly defaultModel: string;
   /** Context window in tokens assumed for this backend (OLLAMA_NUM_CTX, OPENAI_NUM_CTX). */

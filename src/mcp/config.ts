@@ -1,5 +1,5 @@
 /**
- * MCP server configuration (DESIGN §10): one JSON file per server in MCP_SERVERS_DIR, either
+ * MCP server configuration (docs/mcp.md#configuration): one JSON file per server in MCP_SERVERS_DIR, either
  * stdio (`command`, `args`, `env`, `cwd`) or Streamable HTTP (`url`, `headers`). Each file is
  * validated on its own; a bad file is reported with its name and reason and the others load.
  */

@@ -75,6 +75,22 @@ describe('McpManager with server-everything (stdio)', () => {
     for (const t of registry.list()) expect(t.tool.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });
 
+  it('takes the risk of each tool from its annotations', () => {
+    // echo: read-only, closed world; gzip-file-as-resource: writes, open world.
+    const echo = registry.get('mcp__every_thing__echo');
+    const gzip = registry.get('mcp__every_thing__gzip-file-as-resource');
+    expect(echo?.tool.risk).toEqual({ reads: true });
+    expect(gzip?.tool.risk).toEqual({ reads: true, writes: true, network: true });
+    const executor = new ToolExecutor({
+      registry,
+      settings: testSettings(),
+      logger: pino({ level: 'silent' }),
+    });
+    const profile = testProfile();
+    expect(executor.hookActionFor('mcp__every_thing__echo', profile)?.action).toBe('silent');
+    expect(executor.hookActionFor('mcp__every_thing__gzip-file-as-resource', profile)?.action).toBe('log');
+  });
+
   it('calls a tool with arguments', async () => {
     const result = await call('mcp__every_thing__echo', { message: 'hello navi' });
     expect(result).toEqual({ success: true, output: 'Echo: hello navi' });

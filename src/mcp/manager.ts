@@ -1,5 +1,5 @@
 /**
- * McpManager (DESIGN §10): reads MCP_SERVERS_DIR, starts the enabled servers in parallel in the
+ * McpManager (docs/mcp.md#lifecycle): reads MCP_SERVERS_DIR, starts the enabled servers in parallel in the
  * background, registers their tools as `mcp__<server>__<tool>` (source 'mcp', so user-tool
  * reloads leave them alone), keeps the registry in step with each server's tool list, and
  * stops every child process on `close()`.
@@ -9,6 +9,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { isSecretVariable } from '../config/secret-env.js';
 import type { Settings } from '../config/settings.js';
 import type { RegisteredTool, ToolRegistry } from '../tools/registry.js';
 import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
@@ -33,6 +34,11 @@ export interface McpManagerDeps {
   logger: Logger;
   /** Supervision timings; tests shorten the back-off and ping interval. */
   timing?: Partial<McpTimingOptions>;
+  /**
+   * Where the credentials a config carries (env variables named like secrets, HTTP headers
+   * such as Authorization) are registered, so a server that echoes them has them masked.
+   */
+  secrets?: { add(name: string, value: string): void };
 }
 
 interface Entry {
@@ -46,6 +52,15 @@ interface Entry {
 
 /** `approve` was given a name no config in the folder has. */
 export class McpUnknownServerError extends Error {}
+
+/** HTTP headers that carry credentials whatever their value looks like. */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'api-key',
+]);
 
 export class McpManager {
   private readonly entries = new Map<string, Entry>();
@@ -175,6 +190,23 @@ export class McpManager {
     this.publishErrors();
   }
 
+  private registerCredentials(config: McpServerConfig): void {
+    const secrets = this.deps.secrets;
+    if (!secrets) return;
+    if (config.transport === 'stdio') {
+      for (const [name, value] of Object.entries(config.env))
+        if (isSecretVariable(name)) secrets.add(`${config.name}.${name}`, value);
+    } else {
+      for (const [name, value] of Object.entries(config.headers)) {
+        if (!CREDENTIAL_HEADERS.has(name.toLowerCase()) && !isSecretVariable(name)) continue;
+        secrets.add(`${config.name}.${name}`, value);
+        // "Bearer <token>": the token alone is what a server would echo.
+        const token = /^\S+\s+(\S{8,})$/.exec(value)?.[1];
+        if (token) secrets.add(`${config.name}.${name}`, token);
+      }
+    }
+  }
+
   /** Brings the running servers in line with the folder; `only` limits that to one server. */
   private async apply(only?: string): Promise<McpReloadReport> {
     if (this.closed) return { added: [], removed: [], changed: [], unchanged: [], errors: [] };
@@ -182,6 +214,7 @@ export class McpManager {
     const { errors } = loaded;
     const concerned = (c: McpServerConfig) => only === undefined || c.name === only || c.key === only;
     const configs = loaded.configs.filter(concerned);
+    for (const config of configs) this.registerCredentials(config);
     this.configErrors = errors;
     for (const e of errors) this.log.warn({ file: e.file, error: e.error }, 'MCP server config skipped');
     const report: McpReloadReport = { added: [], removed: [], changed: [], unchanged: [], errors };

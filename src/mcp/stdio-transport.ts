@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { killGroup } from '../machine/sandbox/process-group.js';
 import { firstBytes, lastBytes, oversizeResponse, sniffResponseId } from './message-limit.js';
 
 export interface NaviStdioOptions {
@@ -70,7 +71,7 @@ export class NaviStdioTransport implements Transport {
       child.once('exit', (code, signal) => {
         this.exitReason = signal ? `killed by ${signal}` : `exited with code ${code}`;
         // The leader is gone: take its helpers with it.
-        killGroup(child, 'SIGKILL');
+        killGroup(child.pid, 'SIGKILL');
       });
       child.once('close', () => {
         if (this.child === child) this.child = undefined;
@@ -107,13 +108,13 @@ export class NaviStdioTransport implements Transport {
       ]);
     child.stdin?.end();
     if (!(await waitExit(grace))) {
-      killGroup(child, 'SIGTERM');
+      killGroup(child.pid, 'SIGTERM');
       if (!(await waitExit(2000))) {
-        killGroup(child, 'SIGKILL');
+        killGroup(child.pid, 'SIGKILL');
         await waitExit(2000);
       }
     }
-    killGroup(child, 'SIGKILL');
+    killGroup(child.pid, 'SIGKILL');
     this.chunks = [];
     this.size = 0;
     this.discard = undefined;
@@ -189,14 +190,5 @@ export class NaviStdioTransport implements Transport {
   private flushStderr(): void {
     if (this.stderrLine.trim()) this.options.onStderr?.(this.stderrLine);
     this.stderrLine = '';
-  }
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is already gone.
   }
 }

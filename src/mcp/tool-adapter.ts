@@ -3,11 +3,11 @@
  * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { mcpServerGroup } from '../tools/policy.js';
 import { fail, type JsonSchema, type ToolDefinition } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
 import { isNaviUiServer } from './naming.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
+import { mcpToolRisk } from './tool-risk.js';
 
 export interface AdapterLimits {
   timeoutMs: number;
@@ -27,7 +27,7 @@ export function mcpToolDefinition(
   limits: AdapterLimits,
 ): ToolDefinition {
   const config = connection.config;
-  const group = config.group ?? mcpServerGroup(config.key);
+  const group = config.group;
   const description =
     tool.description ?? tool.title ?? `Tool "${tool.name}" of the MCP server ${config.name}.`;
   return {
@@ -35,6 +35,7 @@ export function mcpToolDefinition(
     description,
     parameters: toolParameters(tool),
     ...(group !== undefined && { group }),
+    risk: mcpToolRisk(tool.annotations, group),
     async execute(params, ctx) {
       try {
         const result = await connection.call(

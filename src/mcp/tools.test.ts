@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolRegistry } from '../tools/registry.js';
-import { testProfile } from '../tools/test-helpers.js';
+import { runValidated, testProfile } from '../tools/test-helpers.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { bin, createManager, pidAlive, tempDir, toolContext, writeConfig } from './fixtures/harness.js';
 import type { McpManager } from './manager.js';
@@ -44,7 +44,7 @@ describe('MCP tools', () => {
   const run = (name: string, params: Record<string, unknown>, ctx = toolContext()) => {
     const tool = tools.get(name);
     if (!tool) throw new Error(`no tool ${name}`);
-    return tool.execute(params, ctx);
+    return runValidated(tool, params, ctx);
   };
 
   it('exports the three tools', () => {
@@ -154,7 +154,7 @@ describe('MCP tools', () => {
     const { implementation: _, ...withoutCode } = spec.tools[1]!;
     const missing = await run('create_mcp_server', { ...spec, name: 'no-code', tools: [withoutCode] });
     expect(missing.success).toBe(false);
-    expect(missing.error).toContain('tool later: implementation is required');
+    expect(missing.error).toContain('"tools.0" is missing the required property "implementation"');
     expect(existsSync(join(scaffoldDir, 'no-code'))).toBe(false);
     expect(existsSync(join(scaffoldDir, 'broken-code'))).toBe(false);
     expect(existsSync(join(serversDir, 'broken-code.json'))).toBe(false);

@@ -1,6 +1,6 @@
 /**
  * Shapes shared by the MCP manager, its tools, the server routes and `navi doctor`
- * (DESIGN §10). Status objects use snake_case because they travel as JSON to the client.
+ * (docs/mcp.md#http-endpoints-and-navi-doctor). Status objects use snake_case because they travel as JSON to the client.
  */
 import type { ToolGroup } from '../tools/types.js';
 

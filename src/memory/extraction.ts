@@ -1,5 +1,5 @@
 /**
- * Background fact extraction (DESIGN §11). When a session has been idle for
+ * Background fact extraction (docs/memory.md#extraction). When a session has been idle for
  * MEMORY_EXTRACTION_IDLE_MINUTES and holds messages not yet mined, the LLM reads its display
  * history with the facts already known and answers with facts as JSON; those are upserted, then
  * the summary injected into every run is rewritten from all facts.
@@ -251,7 +251,7 @@ function factLine(f: MemoryFact): string {
 function transcriptLines(messages: StoredMessage[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
-    if (m.is_summary || (m.role !== 'user' && m.role !== 'assistant')) continue;
+    if (m.kind === 'summary' || (m.role !== 'user' && m.role !== 'assistant')) continue;
     const text = (m.content ?? '').trim();
     if (!text) continue;
     const cut = text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS)}…` : text;

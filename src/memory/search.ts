@@ -1,5 +1,5 @@
 /**
- * Hybrid memory search (DESIGN §11): full-text bm25 ranking always, plus cosine similarity over
+ * Hybrid memory search (docs/memory.md#hybrid-search-and-rank-fusion): full-text bm25 ranking always, plus cosine similarity over
  * embedding vectors when the backend can embed, merged by Reciprocal Rank Fusion (k = 60).
  *
  * Vectors are made lazily: a fact gets one when saved through the tool (best effort) and any fact

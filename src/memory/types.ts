@@ -1,5 +1,5 @@
 /**
- * Long-term memory contracts (DESIGN §11). A `MemoryStore` keeps facts about the user, one per
+ * Long-term memory contracts (docs/memory.md#long-term-memory). A `MemoryStore` keeps facts about the user, one per
  * (category, key), with a full-text index and optional embedding vectors; the narrative summary
  * built from them; and which sessions were already mined for facts.
  */

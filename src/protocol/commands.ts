@@ -1,5 +1,5 @@
 /**
- * Client → server messages of the WebSocket protocol (DESIGN §6), as zod schemas with the
+ * Client → server messages of the WebSocket protocol (docs/protocol.md#websocket), as zod schemas with the
  * TypeScript types inferred from them. The web client imports the types only.
  */
 import { z } from 'zod';

@@ -1,10 +1,18 @@
 /**
- * Server → client events of the WebSocket protocol (DESIGN §6).
+ * Server → client events of the WebSocket protocol (see docs/protocol.md).
  *
  * One discriminated union, imported by the agent, the server, the tests and the web client.
  * The agent yields `AgentEvent`s; the server stamps each event of a run with `run_id` and a
  * per-run `seq` (starting at 1) before it goes on the wire, giving a `ServerEvent`.
+ *
+ * Ids that let a client place an event without comparing text:
+ * - `parent_call_id`: on the events of a subagent, the id of the `spawn_agent` call it runs
+ *   under (its nearest one, at any depth); absent on the run's own events.
+ * - `turn`: the LLM call (0, 1, 2… within the run or subagent) that the reasoning belongs to,
+ *   so `turn_thinking` can be matched with the `thinking_delta`s already shown. Navi always
+ *   sends it; it is optional only so that older recordings stay valid.
  */
+import type { ErrorCode } from './error-codes.js';
 
 export type RunTrigger = 'user' | 'form' | 'recall';
 
@@ -12,12 +20,31 @@ export type ToolArgs = Record<string, unknown>;
 
 export type AgentEvent =
   | { type: 'stream_start'; trigger: RunTrigger }
-  | { type: 'thinking_delta'; delta: string }
-  | { type: 'thinking_end' }
-  | { type: 'turn_thinking'; thinking: string; is_subagent: boolean }
+  | { type: 'thinking_delta'; delta: string; turn?: number }
+  | { type: 'thinking_end'; turn?: number }
+  | {
+      type: 'turn_thinking';
+      thinking: string;
+      is_subagent: boolean;
+      turn?: number;
+      parent_call_id?: string;
+    }
   | { type: 'plan_ready'; plan: string }
-  | { type: 'tool_started'; call_id: string; tool: string; args: ToolArgs; is_subagent: boolean }
-  | { type: 'tool_confirm_request'; call_id: string; tool: string; args: ToolArgs }
+  | {
+      type: 'tool_started';
+      call_id: string;
+      tool: string;
+      args: ToolArgs;
+      is_subagent: boolean;
+      parent_call_id?: string;
+    }
+  | {
+      type: 'tool_confirm_request';
+      call_id: string;
+      tool: string;
+      args: ToolArgs;
+      parent_call_id?: string;
+    }
   | {
       type: 'tool_call';
       call_id: string;
@@ -26,6 +53,7 @@ export type AgentEvent =
       result: string;
       success: boolean;
       is_subagent: boolean;
+      parent_call_id?: string;
       metadata?: Record<string, unknown>;
     }
   | { type: 'stream_delta'; delta: string }
@@ -33,7 +61,11 @@ export type AgentEvent =
   | { type: 'stream_stopped'; content: string }
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
-  | { type: 'error'; message: string; recoverable: boolean };
+  /**
+   * `code` comes from the table in `error-codes.ts` (e.g. `CONSENT_REQUIRED`,
+   * `LLM_UNREACHABLE`): clients act on it, people read `message`. Navi always sends it.
+   */
+  | { type: 'error'; message: string; recoverable: boolean; code?: ErrorCode };
 
 export type AgentEventType = AgentEvent['type'];
 
@@ -45,7 +77,7 @@ export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>
 
 /**
  * Events that may follow a run's terminal event: the post-turn workers run after `stream_end`
- * (DESIGN §7), so a compression they trigger is reported then. They carry the run's `run_id`
+ * (docs/architecture.md#the-end-of-a-run), so a compression they trigger is reported then. They carry the run's `run_id`
  * and the next `seq`, and go to every client watching the session.
  */
 export function isAfterRunEvent(event: AgentEvent): boolean {

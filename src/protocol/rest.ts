@@ -1,5 +1,6 @@
-/** Shapes of the REST API (DESIGN §5) shared by the server, the tests and the web client. */
-import type { ToolArgs } from './events.js';
+/** Shapes of the REST API (see docs/protocol.md) shared by the server, the tests and the web client. */
+import type { AttachedFile } from './commands.js';
+import type { RunTrigger, ToolArgs } from './events.js';
 
 export interface SessionSummary {
   id: string;
@@ -17,24 +18,78 @@ export interface ToolCallRecord {
   arguments: ToolArgs;
 }
 
-/** A message as stored and as shown to clients (DESIGN §4). */
+/**
+ * What a message is, beyond its role. Absent on ordinary messages (the user's own words, an
+ * answer, a tool call or result).
+ * - `plan`: the numbered plan of the planning phase (assistant).
+ * - `form_submit`: the values of a submitted form (user; see `form_submit`).
+ * - `injected_image`: images a tool loaded, handed to the model as a user message (context only).
+ * - `summary`: the summary that replaced older context (context only; `content` is the summary).
+ * - `iteration_limit`: the answer written when a run reached its profile's step limit.
+ */
+export type MessageKind = 'plan' | 'form_submit' | 'injected_image' | 'summary' | 'iteration_limit';
+
+/** A UI component a tool asked the client to render (`{component, payload}`). */
+export interface UiComponent {
+  component: string;
+  payload: Record<string, unknown>;
+}
+
+/** A session file a tool published for inline viewing. */
+export interface PublishedContent {
+  name: string;
+  url: string;
+  kind: 'image' | 'markdown' | 'html' | 'text' | 'pdf';
+  mime_type: string;
+  title: string;
+}
+
+/** A submitted form: its id and the values the person entered. */
+export interface FormSubmission {
+  form_id: string;
+  values: Record<string, unknown>;
+}
+
+/**
+ * A message as stored and as shown to clients. Every field past `created_at` is optional and
+ * present only when it applies; what the model reads is derived from them in one place (the
+ * agent's context view), never stored as text markers in `content`.
+ */
 export interface SessionMessage {
   id: string;
   role: 'user' | 'assistant' | 'tool' | 'system';
   content: string | null;
+  created_at: string;
+  kind?: MessageKind;
+  /** Base64 images, without a data: prefix. */
   images?: string[];
+  /** Files of this session attached to a user message (the model is told their paths). */
+  attachments?: AttachedFile[];
+  /** How the run of this user message started, when not by the user's own message. */
+  trigger?: Exclude<RunTrigger, 'user'>;
+  /** The submitted form of a `form_submit` message. */
+  form_submit?: FormSubmission;
   tool_calls?: ToolCallRecord[];
   tool_call_id?: string;
+  /** The tool's name, on a tool result. */
   name?: string;
-  is_summary?: boolean;
   /** Reasoning of an assistant turn, kept for display. */
   thinking?: string;
-  created_at: string;
+  /** An answer saved before its run finished (the run failed or was stopped, or Navi stopped). */
+  interrupted?: true;
+  /** The person stopped the run of this (interrupted) answer. */
+  stopped?: true;
+  /** On a tool result: whether the call succeeded. */
+  success?: boolean;
+  /** On a tool result: the component the tool asked to render. */
+  ui_component?: UiComponent;
+  /** On a tool result: content the tool published. */
+  published?: PublishedContent;
   /**
-   * Free-form hints: `interrupted` (a partial answer saved before the run ended),
-   * `ui_component`, `published`, `is_form_submit`, `success`, `plan`…
+   * On a tool result: the rest of what the tool reported beside its output (exit code,
+   * sandboxing, why it was refused…), as the `tool_call` event's `metadata` carried it.
    */
-  metadata?: Record<string, unknown>;
+  tool_metadata?: Record<string, unknown>;
 }
 
 export interface SessionDetail extends SessionSummary {
@@ -79,4 +134,26 @@ export interface MessageReply {
 export interface ErrorBody {
   error: string;
   code?: string;
+}
+
+/** `GET /auth/status`: what this client may do. */
+export interface AuthStatus {
+  /** NAVI_API_TOKEN is set: every API call needs it (header or the cookie of POST /auth/login). */
+  token_required: boolean;
+  /**
+   * This client holds the person's consent credential (the token or a paired-browser cookie),
+   * so it may answer tool confirmations and approve MCP servers.
+   */
+  consent: boolean;
+}
+
+/** `POST /auth/pair` body: a code from `navi pair` (or printed by `navi serve`). */
+export interface PairRequest {
+  code: string;
+}
+
+/** `POST /auth/pair` answer; the `navi_consent` cookie comes with it. */
+export interface PairReply {
+  ok: true;
+  consent: true;
 }

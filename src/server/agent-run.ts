@@ -1,7 +1,9 @@
 /**
  * One run of the agent in one session, seen from the server: it consumes `agent.runStream`,
  * stamps each event with `run_id` and a per-run `seq` (from 1), keeps every event for clients
- * that join late, fans events out to its subscribers, and brokers tool confirmations.
+ * that join late, fans events out to its subscribers, and brokers tool confirmations. The
+ * questions themselves (`tool_confirm_request`) come through the agent's stream like every
+ * other event, so they are ordered with the call's other events by construction.
  *
  * Every stamped event is delivered synchronously to all subscribers at once and appended to
  * the replay buffer in the same step, so a subscriber added between two events receives the
@@ -9,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AgentApi, RunInput } from '../agent/types.js';
+import type { AgentApi, ConfirmTicket, RunInput } from '../agent/types.js';
 import { type AgentEvent, isAfterRunEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
 import { DeltaCoalescer } from './delta-coalescer.js';
@@ -72,10 +74,6 @@ export class AgentRun {
     return this.terminal !== undefined;
   }
 
-  get stopping(): boolean {
-    return this.controller.signal.aborted;
-  }
-
   /** The events sent so far, in order. */
   history(): readonly ServerEvent[] {
     return this.replay.map((entry) => entry.event);
@@ -122,14 +120,17 @@ export class AgentRun {
     return true;
   }
 
-  private readonly confirm = (request: ConfirmRequest): Promise<ConfirmAnswer> => {
-    if (this.terminal || this.controller.signal.aborted) {
-      return Promise.resolve({ approved: false, reason: STOPPED_BEFORE_CONFIRM });
-    }
+  /** Registers a question; the agent announces it in its stream when `asked` is true. */
+  private readonly confirm = (request: ConfirmRequest): ConfirmTicket => {
+    const refused = (reason: string): ConfirmTicket => ({
+      asked: false,
+      answer: Promise.resolve({ approved: false, reason }),
+    });
+    if (this.terminal || this.controller.signal.aborted) return refused(STOPPED_BEFORE_CONFIRM);
     const someoneCanAnswer = [...this.subscribers].some((s) => s.kind === 'socket');
-    if (!someoneCanAnswer) return Promise.resolve({ approved: false, reason: NOBODY_TO_CONFIRM });
+    if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);
     this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });
-    return new Promise<ConfirmAnswer>((resolve) => {
+    const answer = new Promise<ConfirmAnswer>((resolve) => {
       const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
       const timer = setTimeout(
         () => settle({ approved: false, reason: `nobody answered within ${seconds} seconds` }),
@@ -143,19 +144,8 @@ export class AgentRun {
         resolve(answer);
       };
       this.pending.set(request.callId, { settle });
-      // The agent's `tool_started` for this call may still sit in its event queue; waiting one
-      // macrotask lets the stream deliver it first, so clients never see a question about a call
-      // they have not been told of.
-      setImmediate(() => {
-        if (this.pending.get(request.callId)?.settle !== settle) return;
-        this.coalescer.push({
-          type: 'tool_confirm_request',
-          call_id: request.callId,
-          tool: request.tool,
-          args: request.args,
-        });
-      });
     });
+    return { asked: true, answer };
   };
 
   private async consume(input: RunInput): Promise<void> {
@@ -186,6 +176,7 @@ export class AgentRun {
           type: 'error',
           message: 'The agent stopped without finishing.',
           recoverable: false,
+          code: 'INTERNAL',
         });
       }
     } catch (err) {
@@ -195,6 +186,7 @@ export class AgentRun {
           type: 'error',
           message: 'The agent failed unexpectedly; the server log has the details.',
           recoverable: false,
+          code: 'INTERNAL',
         });
       }
     }

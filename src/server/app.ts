@@ -11,6 +11,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/commands.js';
 import { registerAuth } from './auth.js';
+import { registerConsent } from './consent.js';
 import type { ServerContext } from './context.js';
 import { toApiError } from './errors.js';
 import { FileSweeper } from './file-sweeper.js';
@@ -21,12 +22,14 @@ import { healthRoutes } from './routes/health.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
+import { pairingRoutes } from './routes/pairing.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { RunRegistry } from './run-registry.js';
 import type { NaviServices } from './services.js';
 import { type Clock, SessionFiles } from './session-files.js';
 import { staticRoutes } from './static.js';
 import { sessionSocketRoutes } from './ws/session-socket.js';
+import { websocketPluginOptions } from './ws/socket-options.js';
 
 export interface BuildAppOptions {
   /** Time source for file expiry (tests move it forward instead of sleeping). */
@@ -100,12 +103,14 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
 
   // The ws library closes a socket on an oversized frame, so it gets twice our limit: frames in
   // between reach our own check and get a recoverable error; only absurd ones close (1009).
-  app.register(fastifyWebsocket, { options: { maxPayload: maxClientFrameBytes * 2 } });
+  app.register(fastifyWebsocket, websocketPluginOptions(maxClientFrameBytes * 2));
   app.register(fastifyMultipart, { limits: { fileSize: files.maxBytes, files: 1, fields: 20, parts: 40 } });
   registerAuth(app, settings);
+  registerConsent(app, settings, services.consent);
 
   app.register(healthRoutes);
   app.register(authRoutes, context);
+  app.register(pairingRoutes, context);
   app.register(agentRoutes, context);
   app.register(mcpRoutes, context);
   app.register(sessionRoutes, context);

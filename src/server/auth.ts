@@ -1,5 +1,5 @@
 /**
- * Who may talk to the server (DESIGN §2). With NAVI_API_TOKEN set, every API call and every
+ * Who may talk to the server (see docs/protocol.md#authentication). With NAVI_API_TOKEN set, every API call and every
  * WebSocket upgrade needs `Authorization: Bearer <token>` or the `navi_auth` cookie set by
  * `POST /auth/login`; a token in the URL is never read, because URLs end up in logs and
  * browser history. Without a token, only loopback clients are served.

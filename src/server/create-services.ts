@@ -5,13 +5,20 @@
 import type { Logger } from 'pino';
 import { Agent } from '../agent/agent.js';
 import { compressContext } from '../agent/compression.js';
+import { ContextProviders } from '../agent/context-providers.js';
 import { loadPersona } from '../agent/persona.js';
 import { silentLogger } from '../config/logger.js';
 import { type Profile, ProfileRegistry } from '../config/profiles.js';
+import { knownSecrets } from '../config/secret-env.js';
 import type { Settings } from '../config/settings.js';
 import type { FetchLike } from '../llm/http.js';
 import { createBackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
+import { naviPathGuard } from '../machine/fs/navi-paths.js';
+import { BwrapSandbox } from '../machine/sandbox/bwrap.js';
+import { ScratchDirs } from '../machine/sandbox/scratch-dirs.js';
+import { SshHostsFile } from '../machine/ssh/hosts-file.js';
+import { SshPool } from '../machine/ssh/ssh-pool.js';
 import { McpManager } from '../mcp/manager.js';
 import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
@@ -28,16 +35,11 @@ import { createMemoryTool } from '../tools/builtin/memory.js';
 import { createShareFileTool } from '../tools/builtin/share-file.js';
 import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
-import { ContextProviders } from '../tools/context-providers.js';
 import { ToolExecutor } from '../tools/executor.js';
-import { naviPathGuard } from '../tools/fs/navi-paths.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { probeBwrap } from '../tools/sandbox/bwrap.js';
-import { ScratchDirs } from '../tools/sandbox/scratch-dirs.js';
-import { sshKeyPaths } from '../tools/ssh/hosts-file.js';
-import { SshPool } from '../tools/ssh/ssh-pool.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
+import { SecretMasker } from '../util/secret-masker.js';
 import type { NaviServices } from './services.js';
 
 export interface ServiceOverrides {
@@ -46,6 +48,17 @@ export interface ServiceOverrides {
   fetch?: FetchLike;
   /** Extra built-in tools (tests register tools that produce UI components, need approval…). */
   extraTools?: ToolDefinition[];
+  /**
+   * The secrets to mask, shared with the logger that masks log lines (`navi serve` builds it
+   * from the settings and the environment). Default: the secret settings' values only.
+   */
+  secrets?: SecretMasker;
+  /**
+   * Navi's environment as it was before `navi serve` removed the secret variables from it:
+   * ssh_exec reads the passwords its hosts file names (`password_env`) here. Default: the
+   * current `process.env`.
+   */
+  environment?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function createServices(
@@ -87,28 +100,31 @@ export async function createServices(
   });
 
   const registry = new ToolRegistry();
-  // Without a working bubblewrap, terminal and code_exec ask before every call (DESIGN §9).
-  const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await probeBwrap()).available;
-  const executor = new ToolExecutor({ registry, settings, logger, sandboxAvailable });
-  const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access !== false;
+  // Without a working bubblewrap, terminal and code_exec ask before every call (see docs/tools.md#shipped-defaults).
+  const sandbox = new BwrapSandbox();
+  const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await sandbox.probe()).available;
+  const secrets = overrides.secrets ?? new SecretMasker(knownSecrets(settings, {}));
+  const executor = new ToolExecutor({ registry, settings, logger, sandboxAvailable, secrets });
+  const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access === true;
   const providers = new ContextProviders({
     dir: settings.CONTEXT_PROVIDERS_DIR,
     kv: stores.kv,
     logger,
   });
   createCoreTools({ registry, kv: stores.kv, settings, providers, logger });
-  const mcp = new McpManager({ registry, settings, logger });
+  const mcp = new McpManager({ registry, settings, logger, secrets });
   // code_exec's working folders are shared with share_file, which may copy files from them.
   const scratch = new ScratchDirs();
-  const sshPool = new SshPool();
+  const sshPool = new SshPool({ env: overrides.environment ?? process.env });
+  const sshHosts = new SshHostsFile(settings.SSH_HOSTS_FILE);
   // One guard for every tool that touches files: private data hidden, control folders read-only.
-  const guard = naviPathGuard(settings, process.cwd(), await sshKeyPaths(settings.SSH_HOSTS_FILE));
+  const guard = naviPathGuard(settings, process.cwd(), await sshHosts.keyPaths());
   const builtins: ToolDefinition[] = [
     createFilesystemTool({ settings, guard }),
-    createTerminalTool({ settings, networkAllowed, guard }),
-    createCodeExecTool({ settings, networkAllowed, scratch }),
+    createTerminalTool({ settings, networkAllowed, guard, sandbox, hosts: sshHosts }),
+    createCodeExecTool({ settings, networkAllowed, scratch, sandbox, hosts: sshHosts }),
     createImageViewTool({ settings, guard }),
-    createSshExecTool({ settings, pool: sshPool, guard }),
+    createSshExecTool({ settings, pool: sshPool, guard, hosts: sshHosts }),
     createShareFileTool({ settings, files: stores.files, scratch, guard }),
     createContentPublishTool({ settings, files: stores.files }),
     createMemoryTool({ store: memory, search: memorySearch }),
@@ -148,9 +164,11 @@ export async function createServices(
     sessions: stores.sessions,
     kv: stores.kv,
     files: stores.files,
+    consent: stores.consent,
     profiles,
     tools: registry,
     executor,
+    secrets,
     agent,
     backendFor: (profileId) => backendFor(profiles.get(profileId) ?? profiles.getDefault()),
     memory: { store: memory, search: memorySearch, extractor },

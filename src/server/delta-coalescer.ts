@@ -48,9 +48,8 @@ export class DeltaCoalescer {
       return;
     }
     if (this.pending && this.pending.type !== event.type) this.emitPending();
-    this.pending = this.pending
-      ? { type: event.type, delta: this.pending.delta + event.delta }
-      : { ...event };
+    // Spreading keeps the delta's other fields (a thinking delta's `turn`).
+    this.pending = this.pending ? { ...this.pending, delta: this.pending.delta + event.delta } : { ...event };
   }
 
   /** Emits pending text now and closes the burst, so the next delta goes out at once. */

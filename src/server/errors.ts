@@ -1,49 +1,11 @@
 /**
- * Errors the server may show to clients: one table of stable codes, each with its HTTP status
- * and a message written for people. Only these reach clients; anything else (Fastify's own
- * errors, bugs) is mapped onto this table by `toApiError`, and internals stay in the log.
+ * Errors the server may show to clients, from the one table of stable codes in
+ * `src/protocol/error-codes.ts`. Only these reach clients; anything else (Fastify's own errors,
+ * bugs) is mapped onto that table by `toApiError`, and internals stay in the log.
  */
+import { type ErrorCode, errorTable } from '../protocol/error-codes.js';
 
-export const errorTable = {
-  BAD_REQUEST: { status: 400, message: 'The request is not valid' },
-  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON' },
-  INVALID_TITLE: { status: 400, message: 'A title must be 1 to 200 characters long' },
-  UNKNOWN_PROFILE: { status: 400, message: 'There is no agent profile with that id' },
-  INVALID_IMAGE: { status: 400, message: 'An image is not valid base64 or is too large' },
-  FILE_NOT_IN_SESSION: { status: 400, message: 'Only files uploaded to this session can be attached' },
-  INVALID_FILE_NAME: { status: 400, message: 'The file name is not acceptable' },
-  MISSING_FILE: { status: 400, message: 'The upload needs a multipart field named "file"' },
-  UNAUTHORIZED: { status: 401, message: 'A valid API token is required' },
-  REMOTE_FORBIDDEN: {
-    status: 403,
-    message: 'Only local clients are served while NAVI_API_TOKEN is not set',
-  },
-  FOREIGN_HOST: {
-    status: 403,
-    message:
-      'Without NAVI_API_TOKEN only requests addressed to localhost or NAVI_HOST are served; set NAVI_API_TOKEN to serve other host names',
-  },
-  FOREIGN_ORIGIN: { status: 403, message: 'Requests from this browser origin are not allowed' },
-  NOT_FOUND: { status: 404, message: 'Not found' },
-  SESSION_NOT_FOUND: { status: 404, message: 'There is no session with that id' },
-  FILE_NOT_FOUND: { status: 404, message: 'There is no such file in this session' },
-  CONFIRMATION_NOT_FOUND: {
-    status: 404,
-    message: 'No tool call of this session is waiting for that confirmation',
-  },
-  FACT_NOT_FOUND: { status: 404, message: 'There is no memory fact with that id' },
-  INVALID_FACT: { status: 400, message: 'The memory fact is not valid' },
-  FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
-  RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },
-  BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
-  FILE_TOO_LARGE: { status: 413, message: 'The file is larger than the upload limit' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'This content type is not accepted here' },
-  INTERNAL: { status: 500, message: 'Something went wrong inside the server; it has been logged' },
-  RUN_FAILED: { status: 502, message: 'The agent run failed' },
-  SHUTTING_DOWN: { status: 503, message: 'The server is shutting down' },
-} as const satisfies Record<string, { status: number; message: string }>;
-
-export type ErrorCode = keyof typeof errorTable;
+export { type ErrorCode, errorTable } from '../protocol/error-codes.js';
 
 /** An error meant for the client. `detail`, when given, must be safe to show. */
 export class ApiError extends Error {

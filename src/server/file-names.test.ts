@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mimeTypeOf } from '../machine/fs/mime.js';
 import { contentTypeFor, downloadHeaders, numberedName, sanitiseFileName } from './file-names.js';
 
 describe('file names', () => {
@@ -27,5 +28,19 @@ describe('file names', () => {
     expect(downloadHeaders('é "q".png', 'image/png')['content-disposition']).toBe(
       `inline; filename="_ _q_.png"; filename*=UTF-8''%C3%A9%20%22q%22.png`,
     );
+  });
+
+  it('types uploads from the same table as shared files, source code as text', () => {
+    for (const name of ['a.py', 'a.ts', 'a.yaml', 'a.svg', 'a.html', 'a.ogg', 'a.docx', 'a.sh', 'a.scad']) {
+      expect(contentTypeFor(name, 'image/png'), name).toBe(mimeTypeOf(name));
+    }
+    expect(mimeTypeOf('main.ts')).toBe('text/plain');
+    expect(mimeTypeOf('lib.rs')).toBe('text/plain');
+    expect(mimeTypeOf('ci.YML')).toBe('text/yaml');
+    expect(mimeTypeOf('Makefile')).toBe('application/octet-stream');
+    expect(contentTypeFor('Makefile', 'text/x-makefile')).toBe('text/x-makefile');
+    expect(downloadHeaders('ci.yml', 'text/yaml')['content-disposition']).toMatch(/^inline/);
+    expect(downloadHeaders('x.svg', mimeTypeOf('x.svg'))['content-disposition']).toMatch(/^attachment/);
+    expect(downloadHeaders('x.sh', mimeTypeOf('x.sh'))['content-disposition']).toMatch(/^attachment/);
   });
 });

@@ -5,6 +5,7 @@
  * CSP sandbox, with sniffing off, so an upload can never script the web client.
  */
 import { extname } from 'node:path';
+import { mimeTypeOf } from '../machine/fs/mime.js';
 
 const MAX_NAME_LENGTH = 200;
 
@@ -34,45 +35,13 @@ export function numberedName(name: string, n: number): string {
   return `${stem} (${n})${ext === name ? '' : ext}`;
 }
 
-const typesByExtension: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.svg': 'image/svg+xml',
-  '.pdf': 'application/pdf',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.csv': 'text/csv',
-  '.json': 'application/json',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-  '.xml': 'application/xml',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript',
-  '.css': 'text/css',
-  '.zip': 'application/zip',
-  '.gz': 'application/gzip',
-  '.tar': 'application/x-tar',
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.ogg': 'audio/ogg',
-  '.mp4': 'video/mp4',
-  '.webm': 'video/webm',
-  '.stl': 'model/stl',
-  '.scad': 'text/plain',
-  '.py': 'text/plain',
-  '.ts': 'text/plain',
-  '.log': 'text/plain',
-  '.yaml': 'text/plain',
-  '.yml': 'text/plain',
-};
-
-/** The content type by extension; the client's claim only as a fallback, never trusted further. */
+/**
+ * The content type by extension, from the same table as files the agent shares; the client's
+ * claim only when the extension is unknown, and never trusted further than that.
+ */
 export function contentTypeFor(name: string, claimed?: string): string {
-  const known = typesByExtension[extname(name).toLowerCase()];
-  if (known) return known;
+  const known = mimeTypeOf(name);
+  if (known !== 'application/octet-stream') return known;
   if (claimed && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/i.test(claimed)) return claimed.toLowerCase();
   return 'application/octet-stream';
 }
@@ -87,6 +56,7 @@ const inlineTypes = new Set([
   'text/plain',
   'text/markdown',
   'text/csv',
+  'text/yaml',
   'application/json',
   'audio/mpeg',
   'audio/wav',

@@ -77,6 +77,6 @@ export function formSubmitInput(formId: string, values: Record<string, unknown>)
     content: JSON.stringify({ form_id: formId, values }),
     trigger: 'form',
     contextOnly: true,
-    metadata: { form_submit: { form_id: formId, values } },
+    formSubmit: { form_id: formId, values },
   };
 }

@@ -28,16 +28,12 @@ export class RunRegistry {
     return this.runs.get(sessionId);
   }
 
-  get activeCount(): number {
-    return this.runs.size;
-  }
-
   /**
    * Starts a run. Throws `ApiError('RUN_ACTIVE')` when the session already has one, and
-   * `SHUTTING_DOWN` while the server closes. `extra` (the REST request that started the run)
-   * is subscribed before the first event, like every socket watching the session.
+   * `SHUTTING_DOWN` while the server closes. Every socket watching the session is subscribed
+   * before the first event.
    */
-  start(sessionId: string, input: RunInput, extra?: RunSubscriber): AgentRun {
+  start(sessionId: string, input: RunInput): AgentRun {
     if (this.closing) throw new ApiError('SHUTTING_DOWN');
     if (this.runs.has(sessionId)) throw new ApiError('RUN_ACTIVE');
     const run = new AgentRun({
@@ -55,7 +51,6 @@ export class RunRegistry {
     });
     this.runs.set(sessionId, run);
     for (const watcher of this.watchers.get(sessionId) ?? []) run.subscribe(watcher);
-    if (extra) run.subscribe(extra);
     run.start(input);
     return run;
   }

@@ -12,9 +12,10 @@ import type { McpManager } from '../mcp/manager.js';
 import type { MemoryExtractor } from '../memory/extraction.js';
 import type { HybridMemorySearch } from '../memory/search.js';
 import type { MemoryStore } from '../memory/types.js';
-import type { FileStore, KvStore, SessionStore } from '../store/types.js';
+import type { ConsentStore, FileStore, KvStore, SessionStore } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { SecretMasker } from '../util/secret-masker.js';
 
 export interface NaviServices {
   settings: Settings;
@@ -22,9 +23,16 @@ export interface NaviServices {
   sessions: SessionStore;
   kv: KvStore;
   files: FileStore;
+  /** Pairing codes and paired clients: who holds the person's consent. */
+  consent: ConsentStore;
   profiles: ProfileRegistry;
   tools: ToolRegistry;
   executor: ToolExecutor;
+  /**
+   * Secret values hidden in tool results, tool events and (with `navi serve`'s logger) log
+   * lines. Whatever reveals a secret at run time (the vault) registers it here first.
+   */
+  secrets: SecretMasker;
   agent: AgentApi;
   /** The backend a profile uses (its `llm_backend`, else DEFAULT_LLM_BACKEND). */
   backendFor(profileId: string): LlmBackend;

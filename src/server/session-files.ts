@@ -1,14 +1,29 @@
 /**
  * Files uploaded to (or shared in) a session: stored under SESSION_FILES_DIR/<session_id>/,
- * recorded in the FileStore, and removed when they expire or their session is deleted.
+ * recorded in the FileStore, and removed when they expire or their session is deleted. Every
+ * file is reached below the opened session folder (src/machine/fs/beneath.ts), never by path: the
+ * folder may lie inside the agent's allowed folders, and a link swapped in must not redirect
+ * an upload, a download or a delete elsewhere.
  */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { link, mkdir, rm, stat, unlink } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
+import {
+  closeQuietly,
+  codeOf,
+  linkAt,
+  mkdirAt,
+  openDirAt,
+  openFileAt,
+  PathRefusedError,
+  unlinkAt,
+} from '../machine/fs/beneath.js';
+import { FixedDir } from '../machine/fs/fixed-dir.js';
+import { removeTree } from '../machine/fs/tree-ops.js';
 import type { FileStore, SessionFileRecord } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { contentTypeFor, numberedName, sanitiseFileName } from './file-names.js';
@@ -31,9 +46,11 @@ export interface UploadStream extends Readable {
 
 export class SessionFiles {
   readonly root: string;
+  private readonly fixed: FixedDir;
 
   constructor(private readonly options: SessionFilesOptions) {
     this.root = resolve(options.root);
+    this.fixed = new FixedDir(this.root);
   }
 
   get maxBytes(): number {
@@ -67,20 +84,32 @@ export class SessionFiles {
       content.resume();
       throw new ApiError('INVALID_FILE_NAME');
     }
-    const dir = this.sessionDir(sessionId);
-    await mkdir(dir, { recursive: true });
-    // The temporary name starts with a dot, which sanitised names never do: no collision.
-    const temp = join(dir, `.upload-${randomUUID()}.part`);
+    let dir: FileHandle;
     try {
-      await pipeline(content, createWriteStream(temp, { flags: 'wx' }));
+      dir = await this.openSessionDir(sessionId, true);
+    } catch (err) {
+      content.resume();
+      throw err;
+    }
+    // The temporary name starts with a dot, which sanitised names never do: no collision.
+    const temp = `.upload-${randomUUID()}.part`;
+    try {
+      const out = await openFileAt(dir, temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
+      const sink = out.createWriteStream();
+      try {
+        await pipeline(content, sink);
+      } finally {
+        // The stream closes the handle when it ends; this covers a stream that never started.
+        await closeQuietly(out);
+      }
+      const size = sink.bytesWritten;
       if (content.truncated) throw new ApiError('FILE_TOO_LARGE', `the limit is ${this.limitText()}`);
-      const { name, path } = await this.claimName(dir, safe, temp);
-      const size = (await stat(path)).size;
+      const name = await this.claimName(dir, safe, temp);
       const now = this.options.clock();
       const record: SessionFileRecord = {
         session_id: sessionId,
         name,
-        path,
+        path: join(this.sessionDir(sessionId), name),
         size,
         mime_type: contentTypeFor(name, claimedType),
         created_at: now.toISOString(),
@@ -89,7 +118,34 @@ export class SessionFiles {
       await this.options.files.add(record);
       return record;
     } finally {
-      await unlink(temp).catch(() => {});
+      await unlinkAt(dir, temp).catch(() => {});
+      await dir.close();
+    }
+  }
+
+  /**
+   * Opens a live session file for reading, below the opened session folder and without
+   * following a link; undefined when it is missing or not a regular file. The caller closes it.
+   */
+  async open(record: SessionFileRecord): Promise<{ handle: FileHandle; size: number } | undefined> {
+    if (!this.isInside(record.session_id, record.path)) return undefined;
+    let dir: FileHandle;
+    try {
+      dir = await this.openSessionDir(record.session_id, false);
+    } catch {
+      return undefined;
+    }
+    try {
+      const handle = await openFileAt(dir, basename(record.path), constants.O_RDONLY).catch(() => undefined);
+      if (!handle) return undefined;
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.close();
+        return undefined;
+      }
+      return { handle, size: info.size };
+    } finally {
+      await dir.close();
     }
   }
 
@@ -104,7 +160,16 @@ export class SessionFiles {
 
   /** Removes a deleted session's folder and everything in it. */
   async removeSession(sessionId: string): Promise<void> {
-    await rm(this.sessionDir(sessionId), { recursive: true, force: true });
+    const root = await this.fixed.open({ create: false }).catch((err: unknown) => {
+      if (codeOf(err) === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (!root) return;
+    try {
+      await removeTree(root, sessionId);
+    } finally {
+      await root.close();
+    }
   }
 
   /** Deletes expired files and their records; returns how many went. */
@@ -112,7 +177,7 @@ export class SessionFiles {
     const expired = await this.options.files.expired(this.options.clock());
     for (const record of expired) {
       // Records are trusted store data, but a path outside the folder is never deleted.
-      if (this.isInside(record.session_id, record.path)) await rm(record.path, { force: true });
+      if (this.isInside(record.session_id, record.path)) await this.unlink(record);
       await this.options.files.remove(record.session_id, record.name);
     }
     if (expired.length > 0)
@@ -124,16 +189,44 @@ export class SessionFiles {
     return `${Math.round(this.options.maxBytes / (1024 * 1024))} MB`;
   }
 
+  /** The session's folder, opened below SESSION_FILES_DIR without following a link. */
+  private async openSessionDir(sessionId: string, create: boolean): Promise<FileHandle> {
+    const root = await this.fixed.open({ create });
+    try {
+      if (create) {
+        await mkdirAt(root, sessionId).catch((err: unknown) => {
+          if (codeOf(err) !== 'EEXIST') throw err;
+        });
+      }
+      return await openDirAt(root, sessionId).catch((err: unknown) => {
+        if (codeOf(err) === 'ENOTDIR' || codeOf(err) === 'ELOOP')
+          throw new PathRefusedError(`The folder of session ${sessionId} is not a plain folder.`);
+        throw err;
+      });
+    } finally {
+      await root.close();
+    }
+  }
+
+  private async unlink(record: SessionFileRecord): Promise<void> {
+    const dir = await this.openSessionDir(record.session_id, false).catch(() => undefined);
+    if (!dir) return;
+    try {
+      await unlinkAt(dir, basename(record.path)).catch(() => {});
+    } finally {
+      await closeQuietly(dir);
+    }
+  }
+
   /** Hard-links the temp file under the first free name: `link` fails atomically if taken. */
-  private async claimName(dir: string, safe: string, temp: string): Promise<{ name: string; path: string }> {
+  private async claimName(dir: FileHandle, safe: string, temp: string): Promise<string> {
     for (let n = 0; n < 1000; n++) {
       const name = numberedName(safe, n);
-      const path = join(dir, name);
       try {
-        await link(temp, path);
-        return { name, path };
+        await linkAt(dir, temp, dir, name);
+        return name;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (codeOf(err) !== 'EEXIST') throw err;
       }
     }
     throw new ApiError('INVALID_FILE_NAME', 'too many files with this name');

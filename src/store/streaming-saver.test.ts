@@ -24,7 +24,7 @@ beforeEach(async () => {
         role: 'assistant',
         content: '',
         created_at: '2026-01-01T00:00:00.000Z',
-        metadata: { interrupted: true },
+        interrupted: true,
       },
       display: true,
       context: true,
@@ -65,15 +65,13 @@ describe('StreamingSaver', () => {
     const partial = await stored();
     expect(text.startsWith(partial?.content ?? 'none')).toBe(true);
     expect((partial?.content ?? '').length).toBeGreaterThan(1000);
-    expect(partial?.metadata).toEqual({ interrupted: true });
+    expect(partial?.interrupted).toBe(true);
 
-    await expect(saver.finish(text + '!', { done: true }, 'final thought')).resolves.toBe(true);
+    await expect(saver.finish(text + '!', { interrupted: false }, 'final thought')).resolves.toBe(true);
     expect(writes.length).toBeLessThanOrEqual(4);
-    expect(await stored()).toMatchObject({
-      content: text + '!',
-      thinking: 'final thought',
-      metadata: { done: true },
-    });
+    const done = await stored();
+    expect(done).toMatchObject({ content: text + '!', thinking: 'final thought' });
+    expect(done).not.toHaveProperty('interrupted');
 
     // Finished: later updates and timers write nothing.
     const count = writes.length;

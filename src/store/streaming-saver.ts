@@ -8,6 +8,9 @@
  */
 import type { MessagePatch, SessionStore } from './types.js';
 
+/** How a streamed answer ended: each mark is set (true) or removed (false). */
+export type AnswerMarks = Pick<MessagePatch, 'interrupted' | 'stopped'>;
+
 /** The timer functions the saver uses; tests pass fake ones. */
 export interface SaverClock {
   setTimeout(callback: () => void, ms: number): unknown;
@@ -41,7 +44,7 @@ export class StreamingSaver {
   private readonly onError: (err: unknown) => void;
   private content: string | null = null;
   private thinking: string | undefined;
-  private metadata: Record<string, unknown> | undefined;
+  private marks: AnswerMarks | undefined;
   private dirty = false;
   private finished = false;
   private timer: unknown;
@@ -79,7 +82,7 @@ export class StreamingSaver {
     this.dirty = false;
     const patch: MessagePatch = { content: this.content };
     if (this.thinking !== undefined) patch.thinking = this.thinking;
-    if (this.metadata !== undefined) patch.metadata = this.metadata;
+    if (this.marks !== undefined) Object.assign(patch, this.marks);
     // Cleared as the write settles, before anyone waiting on it resumes.
     const write = this.write(patch).then((ok) => {
       this.inFlight = undefined;
@@ -90,20 +93,16 @@ export class StreamingSaver {
   }
 
   /**
-   * Writes the final answer and `metadata` (which replaces the message's metadata, e.g. to drop
-   * an `interrupted` mark), and stops: later updates are ignored. Resolves false when that write
+   * Writes the final answer and its `marks` (e.g. dropping the `interrupted` mark of a streamed
+   * answer that finished), and stops: later updates are ignored. Resolves false when that write
    * failed (reported through `onError`, never thrown).
    */
-  async finish(
-    finalContent: string | null,
-    metadata?: Record<string, unknown>,
-    thinking?: string,
-  ): Promise<boolean> {
+  async finish(finalContent: string | null, marks?: AnswerMarks, thinking?: string): Promise<boolean> {
     this.finished = true;
     this.cancelTimer();
     this.content = finalContent;
     if (thinking) this.thinking = thinking;
-    if (metadata !== undefined) this.metadata = metadata;
+    if (marks !== undefined) this.marks = marks;
     this.dirty = true;
     return this.flush();
   }

@@ -1,7 +1,8 @@
 /**
- * Store interfaces. SQL lives behind these, so the embedded SQLite file and a PostgreSQL
- * server are interchangeable (DESIGN §3). Every method is async for that reason, even where
- * SQLite answers synchronously.
+ * Store interfaces. SQL lives behind these: this build stores everything in one embedded
+ * SQLite file, and another database engine could implement them without touching their callers
+ * (docs/architecture.md#storage). Every method is async for that reason, even where SQLite
+ * answers synchronously.
  */
 import type { SessionMessage, SessionSummary } from '../protocol/rest.js';
 
@@ -24,7 +25,7 @@ export interface SessionPatch {
   last_active?: string;
 }
 
-/** Which buffers a message belongs to (DESIGN §4). Most messages are in both. */
+/** Which buffers a message belongs to (docs/architecture.md#two-buffers). Most messages are in both. */
 export interface BufferedMessage {
   message: StoredMessage;
   display: boolean;
@@ -34,8 +35,10 @@ export interface BufferedMessage {
 export interface MessagePatch {
   content?: string | null;
   thinking?: string;
-  /** Replaces the message's metadata as a whole. */
-  metadata?: Record<string, unknown>;
+  /** Sets (true) or removes (false) the message's `interrupted` mark. */
+  interrupted?: boolean;
+  /** Sets (true) or removes (false) the message's `stopped` mark. */
+  stopped?: boolean;
 }
 
 export interface SessionStore {
@@ -95,4 +98,33 @@ export interface FileStore {
   remove(sessionId: string, name: string): Promise<boolean>;
   /** Records whose `expires_at` is at or before `now`; the caller deletes the files. */
   expired(now: Date): Promise<SessionFileRecord[]>;
+}
+
+/** Why a pairing code was not accepted. */
+export type PairingRefusal = 'unknown' | 'expired' | 'used';
+
+export type PairingResult = { ok: true; secret: string } | { ok: false; reason: PairingRefusal };
+
+/**
+ * The person's consent credential: pairing codes and paired clients. Codes and secrets are
+ * stored hashed; the plain values exist only in the answers of `createPairingCode` and
+ * `redeemPairingCode`.
+ */
+export interface ConsentStore {
+  /**
+   * A new single-use code, valid for `ttlMs` from `now`, formatted for people (`ABCD-EFGH-JKMN`).
+   * Also forgets codes that have expired.
+   */
+  createPairingCode(ttlMs: number, now?: Date): Promise<string>;
+  /**
+   * Uses up `code` (case, spaces and dashes do not matter) and pairs a new client: the secret
+   * to put in its cookie. Atomic, so one code pairs at most one client.
+   */
+  redeemPairingCode(code: string, userAgent: string, now?: Date): Promise<PairingResult>;
+  /** Whether `secret` belongs to a paired client (and notes that it was used). */
+  isPaired(secret: string, now?: Date): Promise<boolean>;
+  /** Forgets the client holding `secret`; false when there was none. */
+  unpair(secret: string): Promise<boolean>;
+  /** Forgets every paired client; resolves to how many there were. */
+  unpairAll(): Promise<number>;
 }

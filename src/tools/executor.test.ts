@@ -2,28 +2,48 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { processGone } from '../../test/support/processes.js';
 import type { Profile } from '../config/profiles.js';
+import { runProcess } from '../machine/sandbox/run-process.js';
 import { type ToolCall, ToolExecutor, type ToolExecutorDeps } from './executor.js';
-import { runProcess } from './process.js';
 import { ToolRegistry } from './registry.js';
+import { captureLogger, type TempDir, tempModuleDir, testContext, testProfile } from './test-helpers.js';
 import {
-  captureLogger,
-  processGone,
-  type TempDir,
-  tempModuleDir,
-  testContext,
-  testProfile,
-} from './test-helpers.js';
-import { ok, type ToolDefinition, type ToolGroup, type ToolParams, type ToolSource } from './types.js';
+  ok,
+  type ToolDefinition,
+  type ToolGroup,
+  type ToolParams,
+  type ToolRisk,
+  type ToolSource,
+} from './types.js';
 
 const silent = pino({ level: 'silent' });
 
+/**
+ * Risks as the real tools of these names declare them (MCP ones as their annotations would
+ * give them); a name not listed declares nothing, like a user tool.
+ */
+const RISKS: Record<string, ToolRisk> = {
+  ssh_exec: { reads: true, writes: true, executes: true, network: true },
+  write_tool: { writes: true, executes: true },
+  create_mcp_server: { writes: true, executes: true },
+  terminal: { reads: true, writes: true, executes: true, network: true, sandboxed: true },
+  code_exec: { reads: true, writes: true, executes: true, network: true, sandboxed: true },
+  filesystem: { reads: true, writes: true },
+  todo: {},
+  mcp__navi_web__web_search: { reads: true, network: true },
+  mcp__gnexus_creds__reveal_secret: { reads: true, network: true, secrets: true },
+  mcp__gnexus_creds__create_secret: { reads: true, writes: true, network: true, secrets: true },
+};
+
 function tool(name: string, opts: Partial<ToolDefinition> & { group?: ToolGroup } = {}): ToolDefinition {
+  const risk = RISKS[name];
   return {
     name,
     description: `${name} tool`,
     parameters: { type: 'object', properties: {} },
     execute: async () => ok(`${name} ran`),
+    ...(risk && { risk }),
     ...opts,
   };
 }
@@ -150,7 +170,7 @@ describe('policy', () => {
     ]);
   });
 
-  it('allows tools by group, mapping the navi-web and gnexus-creds MCP servers to groups', () => {
+  it('allows tools by group, deriving web and secrets from the risk of tools that name no group', () => {
     expect(names(testProfile({ enabled_tools: ['group:fs', 'group:web'] }))).toEqual([
       'filesystem',
       'mcp__navi_web__web_search',
@@ -400,7 +420,9 @@ describe('running the tool', () => {
     let finished: Promise<unknown> = Promise.resolve();
     const hanging = tool('hang', {
       execute: async (_p, ctx) => {
-        finished = runProcess('sh', ['-c', `sleep 600 & echo $! > ${pidFile}; wait`], {
+        finished = runProcess({
+          command: 'sh',
+          args: ['-c', `sleep 600 & echo $! > ${pidFile}; wait`],
           signal: ctx.signal,
           onSpawn: (pid) => {
             leader = pid;

@@ -1,7 +1,7 @@
 /**
- * The one path every tool call takes, built-in, user or MCP (DESIGN §9):
+ * The one path every tool call takes, built-in, user or MCP:
  * validation → policy → hook action → middleware `before` → the tool under a time limit →
- * normalised, truncated result → middleware `after`.
+ * normalised, secret-masked, truncated result → middleware `after`.
  *
  * Every step that refuses a call says why in the result the LLM reads. Nothing a tool does —
  * throwing, hanging, returning garbage or a giant string — escapes as an exception.
@@ -10,13 +10,16 @@ import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { ToolSpec } from '../llm/types.js';
+import type { AgentEvent } from '../protocol/events.js';
+import type { SecretMasker } from '../util/secret-masker.js';
 import { type HookDecision, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
 import { checkPolicy, groupOf } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
 import { normaliseResult, truncate } from './result.js';
+import { riskOf } from './risk.js';
 import type { ToolContext, ToolParams, ToolResult } from './types.js';
-import { ArgumentValidator, invalidArgumentsMessage } from './validation.js';
+import { invalidArgumentsMessage } from './validation.js';
 
 export interface ToolCall {
   id: string;
@@ -35,6 +38,12 @@ export interface ToolExecutorDeps {
   sandboxAvailable?: boolean;
   /** Runs after the built-in logging middleware, in order. */
   middleware?: ToolMiddleware[];
+  /**
+   * Secrets to hide in everything a tool hands back — output, error, metadata and the events
+   * it emits — before the LLM, clients, the transcript or the middleware see it. Values
+   * registered while Navi runs are hidden from the next call on.
+   */
+  secrets?: SecretMasker;
 }
 
 /** Refusals carry this in `metadata.refused`, so callers can tell them from tool failures. */
@@ -43,7 +52,6 @@ export type RefusalStage = 'unknown' | 'validation' | 'policy' | 'confirmation' 
 const STACK_LINES = 8;
 
 export class ToolExecutor {
-  private readonly validator = new ArgumentValidator();
   private readonly middleware: ToolMiddleware[];
 
   constructor(private readonly deps: ToolExecutorDeps) {
@@ -79,7 +87,7 @@ export class ToolExecutor {
     if (!entry) return this.unknownTool(call.name, profile);
     const { tool } = entry;
 
-    const checked = this.validator.validate(
+    const checked = this.deps.registry.validator.validate(
       tool.parameters,
       withoutApproval(call.arguments, tool.parameters),
     );
@@ -96,7 +104,7 @@ export class ToolExecutor {
           tool: tool.name,
           call_id: call.id,
           session_id: ctx.sessionId,
-          args: auditArgs(checked.params, groupOf(entry) === 'secrets'),
+          args: auditArgs(checked.params, groupOf(entry) === 'secrets' || riskOf(tool).secrets === true),
         },
         'tool call audit',
       );
@@ -117,11 +125,43 @@ export class ToolExecutor {
     const started = performance.now();
     const result = await this.runTool(entry, checked.params, ctx);
     const durationMs = performance.now() - started;
-    const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
-    const final: ToolResult = { ...result, output: truncate(result.output, max) };
-    if (final.error !== undefined) final.error = truncate(final.error, max);
+    const final = this.finish(result, tool.name);
     await this.runMiddleware('after', info, final, durationMs);
     return final;
+  }
+
+  /** The result as it leaves the executor: secrets masked, text within the size limit. */
+  private finish(result: ToolResult, tool: string): ToolResult {
+    const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
+    const secrets = this.deps.secrets?.size ? this.deps.secrets : undefined;
+    const final: ToolResult = { ...result, output: truncate(result.output, max, secrets) };
+    if (final.error !== undefined) final.error = truncate(final.error, max, secrets);
+    if (secrets && final.metadata !== undefined) {
+      try {
+        final.metadata = secrets.maskJson(final.metadata);
+      } catch (err) {
+        // Metadata that cannot be serialised cannot be checked either; it is dropped, not passed on.
+        delete final.metadata;
+        this.deps.logger.warn({ err, tool }, 'tool result metadata dropped: it cannot be serialised');
+      }
+    }
+    return final;
+  }
+
+  /** `ctx.emit`, masking every event a tool sends (subagent forwarding, progress) when secrets are known. */
+  private maskedEmit(ctx: ToolContext, tool: string): ToolContext['emit'] {
+    const secrets = this.deps.secrets;
+    if (!secrets?.size) return ctx.emit;
+    return (event: AgentEvent) => {
+      let masked: AgentEvent;
+      try {
+        masked = secrets.maskJson(event);
+      } catch (err) {
+        this.deps.logger.warn({ err, tool }, 'tool event dropped: it cannot be serialised');
+        return;
+      }
+      ctx.emit(masked);
+    };
   }
 
   private describe(entry: RegisteredTool, profile: Profile): string {
@@ -194,7 +234,7 @@ export class ToolExecutor {
       limit.abort(new Error(`timed out after ${limitMs} ms`));
     }, limitMs);
     const running = Promise.resolve()
-      .then(() => entry.tool.execute(params, { ...ctx, signal }))
+      .then(() => entry.tool.execute(params, { ...ctx, signal, emit: this.maskedEmit(ctx, name) }))
       .then(
         (raw) => normaliseResult(raw, name),
         (err: unknown) => thrown(name, err, entry.source === 'user'),

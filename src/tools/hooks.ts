@@ -1,16 +1,19 @@
 /**
- * Hook actions (DESIGN §9): what happens around an allowed call before it runs.
+ * Hook actions: what happens around an allowed call before it runs.
  * - `silent`: nothing beyond the logging middleware's record.
  * - `log`: an audit line with the arguments, at info level, before the call runs.
  * - `confirm`: the user must approve the call first (`ToolContext.confirm`).
  *
- * Shipped defaults ask before tools that change things outside Navi's own data without a
- * sandbox. A profile tightens or loosens them with `autonomy`, and overrides single tools
- * with `confirm_tools` (always ask) and `trusted_tools` (never ask); `confirm_tools` wins.
+ * Shipped defaults follow each tool's declared risk (see risk.ts): tools that execute without
+ * a sandbox ask, tools that may change something log, read-only tools stay silent. A profile
+ * tightens or loosens them with `autonomy`, and overrides single tools with `confirm_tools`
+ * (always ask) and `trusted_tools` (never ask); `confirm_tools` wins.
  */
 import type { Profile } from '../config/profiles.js';
 import { firstMatch } from './policy.js';
 import type { RegisteredTool } from './registry.js';
+import { hookDefaultFor, riskOf } from './risk.js';
+import type { ToolDefinition } from './types.js';
 
 export type HookAction = 'silent' | 'log' | 'confirm';
 
@@ -27,46 +30,17 @@ export interface HookDecision {
   reason: string;
 }
 
-/** Change things outside Navi's own data with nothing to contain them. */
-export const CONFIRM_BY_DEFAULT: readonly string[] = ['ssh_exec', 'write_tool', 'create_mcp_server'];
-/** Contained by bubblewrap when it is installed; otherwise they run directly on the host. */
-export const CONFIRM_WITHOUT_SANDBOX: readonly string[] = ['terminal', 'code_exec'];
-/**
- * Read-only, or touching only the run's own working state. Everything not listed here or
- * above (including user and unknown MCP tools) defaults to `log`.
- */
-export const SILENT_BY_DEFAULT: readonly string[] = [
-  'todo',
-  'scratchpad',
-  'list_tools',
-  'tool_manual',
-  'list_profiles',
-  'mcp_status',
-  'reflect',
-  'image_view',
-  'mcp__navi_web__web_search',
-  'mcp__navi_web__web_view',
-  'mcp__gnexus_creds__search_secrets',
-  'mcp__gnexus_creds__get_secret',
-];
-
-/** The shipped default for a tool, before the profile's autonomy and overrides. */
-export function defaultAction(name: string, env: HookEnvironment): HookDecision {
-  if (CONFIRM_BY_DEFAULT.includes(name)) {
-    return { action: 'confirm', reason: 'it changes things outside Navi without a sandbox' };
-  }
-  if (CONFIRM_WITHOUT_SANDBOX.includes(name)) {
-    return env.sandboxAvailable
-      ? { action: 'log', reason: 'it runs inside the bubblewrap sandbox' }
-      : {
-          action: 'confirm',
-          reason:
-            'without the bubblewrap sandbox (not installed, or NAVI_SANDBOX=off) it would run directly on this machine',
-        };
-  }
-  if (SILENT_BY_DEFAULT.includes(name))
-    return { action: 'silent', reason: 'it only reads or keeps working notes' };
-  return { action: 'log', reason: 'default for tools that may change something' };
+/** The shipped default for a tool, from its declared risk, before the profile's autonomy and overrides. */
+export function defaultAction(tool: Pick<ToolDefinition, 'risk'>, env: HookEnvironment): HookDecision {
+  const base = hookDefaultFor(riskOf(tool));
+  if (base.action !== 'sandbox') return base;
+  return env.sandboxAvailable
+    ? { action: 'log', reason: 'it runs inside the bubblewrap sandbox' }
+    : {
+        action: 'confirm',
+        reason:
+          'without the bubblewrap sandbox (not installed, or NAVI_SANDBOX=off) it would run directly on this machine',
+      };
 }
 
 /** The action for one call of `entry` under `profile`. */
@@ -78,7 +52,7 @@ export function resolveHookAction(
   const asked = firstMatch(profile.confirm_tools, entry);
   if (asked !== undefined)
     return { action: 'confirm', reason: `the profile asks for approval of "${asked}"` };
-  const base = defaultAction(entry.tool.name, env);
+  const base = defaultAction(entry.tool, env);
   const trusted = firstMatch(profile.trusted_tools, entry);
   if (trusted !== undefined) {
     // Trust removes the question, not the audit line.

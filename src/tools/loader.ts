@@ -1,5 +1,5 @@
 /**
- * Turns the files of TOOLS_DIR into tools (DESIGN §9). A file is either
+ * Turns the files of TOOLS_DIR into tools. A file is either
  * - module format: `export const name`, `description`, `parameters` and
  *   `export async function execute(params)` returning a string (throwing signals failure), or
  * - class format: `export default class X extends Tool { … }` (the class of src/tools/types.ts).
@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeImportError, isLoadableFile, type ModuleImporter } from './module-import.js';
 import type { JsonSchema, ToolContext, ToolDefinition, ToolParams, ToolResult } from './types.js';
-import { ArgumentValidator } from './validation.js';
+import type { ArgumentValidator } from './validation.js';
 
 /** Tool names the LLM APIs accept. */
 const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -164,7 +164,7 @@ export async function loadToolFile(
 export async function loadToolsFromDir(
   dir: string,
   importer: ModuleImporter,
-  schemaCheck: ArgumentValidator = new ArgumentValidator(),
+  schemaCheck: ArgumentValidator,
 ): Promise<{ loaded: LoadedFile[]; errors: FileError[] }> {
   const loaded: LoadedFile[] = [];
   const errors: FileError[] = [];

@@ -1,46 +1,28 @@
 /**
- * Which tools a profile may use (DESIGN §9, policy after Flynn). A profile names tools by exact
- * name, by glob (`*`, `?`) or by group (`group:fs`); `denied_tools` wins over `enabled_tools`;
- * user tools listed in `tools/enabled.json` count as enabled in every profile, unless denied.
+ * Which tools a profile may use. A profile names tools by exact name, by glob (`*`, `?`) or by
+ * group (`group:fs`); `denied_tools` wins over `enabled_tools`; user tools listed in
+ * `tools/enabled.json` count as enabled in every profile, unless denied.
  */
 import type { Profile } from '../config/profiles.js';
 import type { RegisteredTool } from './registry.js';
+import { derivedGroup, riskOf } from './risk.js';
 import type { ToolGroup } from './types.js';
 
 export type PolicyProfile = Pick<Profile, 'enabled_tools' | 'denied_tools'>;
 
-/** MCP servers whose tools belong to a group without declaring one. */
-const MCP_SERVER_GROUPS: Record<string, ToolGroup> = {
-  navi_web: 'web',
-  gnexus_creds: 'secrets',
-};
-
-/** Policy group of the MCP servers that ship with Navi (by sanitised key), if any. */
-export function mcpServerGroup(key: string): ToolGroup | undefined {
-  // Own keys only: a server named "constructor" must not find Object's prototype.
-  return Object.hasOwn(MCP_SERVER_GROUPS, key) ? MCP_SERVER_GROUPS[key] : undefined;
-}
-
-/** The policy group of a tool: its own `group`, else one derived from its MCP server name. */
+/** The policy group of a tool: the one it names, else one derived from its declared risk. */
 export function groupOf(entry: Pick<RegisteredTool, 'tool'>): ToolGroup | undefined {
-  if (entry.tool.group) return entry.tool.group;
-  const m = /^mcp__(.+?)__/.exec(entry.tool.name);
-  return m ? mcpServerGroup(m[1]!) : undefined;
+  return entry.tool.group ?? derivedGroup(riskOf(entry.tool));
 }
 
-const globCache = new Map<string, RegExp>();
-
+// Compiled on every check, not cached: profiles hold a handful of globs and a cache would be
+// state shared by every profile ever loaded.
 function globToRegExp(glob: string): RegExp {
-  let re = globCache.get(glob);
-  if (!re) {
-    const body = glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.');
-    re = new RegExp(`^${body}$`);
-    globCache.set(glob, re);
-  }
-  return re;
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${body}$`);
 }
 
 /** Whether one pattern (`name`, glob, `group:x`) names the tool. */

@@ -4,6 +4,7 @@
  * one source never touches the others.
  */
 import type { ToolDefinition, ToolSource } from './types.js';
+import { ArgumentValidator } from './validation.js';
 
 export interface RegisteredTool {
   tool: ToolDefinition;
@@ -23,11 +24,13 @@ export interface ToolLoadError {
   error: string;
 }
 
-type Listener = () => void;
-
 export class ToolRegistry {
+  /**
+   * The one validator of every tool in this registry: the loader checks a user tool's schema
+   * with it and the executor validates calls with it, so each schema is compiled once.
+   */
+  readonly validator = new ArgumentValidator();
   private readonly tools = new Map<string, RegisteredTool>();
-  private readonly listeners = new Set<Listener>();
   private loadErrors: ToolLoadError[] = [];
 
   /** Adds a tool; throws if the name is taken (a user tool may not shadow a built-in). */
@@ -37,13 +40,10 @@ export class ToolRegistry {
       throw new Error(`tool name "${entry.tool.name}" is already used by a ${existing.source} tool`);
     }
     this.tools.set(entry.tool.name, entry);
-    this.changed();
   }
 
   unregister(name: string): boolean {
-    const removed = this.tools.delete(name);
-    if (removed) this.changed();
-    return removed;
+    return this.tools.delete(name);
   }
 
   /** Removes every tool the predicate selects; returns their names. */
@@ -55,7 +55,6 @@ export class ToolRegistry {
         removed.push(name);
       }
     }
-    if (removed.length > 0) this.changed();
     return removed;
   }
 
@@ -79,14 +78,5 @@ export class ToolRegistry {
   /** Replaces the recorded errors of one source kind (user tools, providers, MCP). */
   setErrors(source: ToolLoadError['source'], errors: ToolLoadError[]): void {
     this.loadErrors = [...this.loadErrors.filter((e) => e.source !== source), ...errors];
-  }
-
-  onChange(listener: Listener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private changed(): void {
-    for (const l of this.listeners) l();
   }
 }

@@ -45,9 +45,20 @@ export function normaliseResult(raw: unknown, tool: string): ToolResult {
   return result;
 }
 
-/** Cuts `text` to `max` characters and says how much was cut. */
-export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
+/** What `truncate` needs of a `SecretMasker`. */
+export interface TextMasker {
+  mask(text: string): string;
+  readonly longestForm: number;
+}
+
+/**
+ * Cuts `text` to `max` characters and says how much was cut. With `masker`, secrets are masked
+ * first, over the kept part plus the longest form a secret can take, so one that straddles the
+ * cut is hidden whole instead of left half visible (and a huge text is not scanned in full).
+ */
+export function truncate(text: string, max: number, masker?: TextMasker): string {
+  if (text.length <= max) return masker ? masker.mask(text) : text;
+  const head = masker ? masker.mask(text.slice(0, max + masker.longestForm)) : text;
   const cut = text.length - max;
-  return `${text.slice(0, max)}\n[output truncated: ${cut} of ${text.length} characters cut]`;
+  return `${head.slice(0, max)}\n[output truncated: ${cut} of ${text.length} characters cut]`;
 }

@@ -2,13 +2,23 @@
  * Shared pieces of the tool-system tests: a temporary tools folder that Node treats as ES
  * modules, a `ToolContext` whose `confirm` the test chooses, profiles and a capturing logger.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pino, { type Logger } from 'pino';
 import { type Profile, profileSchema } from '../config/profiles.js';
-import type { ConfirmAnswer, ConfirmRequest, ToolContext } from './types.js';
+import type { Settings } from '../config/settings.js';
+import { PathGuard } from '../machine/fs/path-guard.js';
+import {
+  type ConfirmAnswer,
+  type ConfirmRequest,
+  fail,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './types.js';
+import { ArgumentValidator, invalidArgumentsMessage } from './validation.js';
 
 /** `import` specifier of src/tools/types.ts for tool files written into temporary folders. */
 export const TYPES_URL = pathToFileURL(resolve(import.meta.dirname, 'types.ts')).href;
@@ -93,20 +103,22 @@ export async function execute(params) { return ${JSON.stringify(reply)} + (param
 `;
 }
 
+/** The guard a file tool gets in tests: the roots of FS_ALLOWED_PATHS, nothing else hidden. */
+export function testGuard<S extends Pick<Settings, 'FS_ALLOWED_PATHS'>>(settings: S): PathGuard {
+  return new PathGuard({ roots: settings.FS_ALLOWED_PATHS });
+}
+
 /**
- * Whether `pid` no longer runs. A killed grandchild is re-parented to PID 1, which in some
- * containers never reaps it, so a zombie counts as gone.
+ * Calls a tool the way the executor does as far as arguments go: validated (coerced, defaults
+ * filled) first, refused with the executor's message when invalid. For tests that call a tool
+ * directly with arguments the LLM might send.
  */
-export function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
+export async function runValidated(
+  tool: ToolDefinition,
+  args: unknown,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const checked = new ArgumentValidator().validate(tool.parameters, args);
+  if (!checked.ok) return fail(invalidArgumentsMessage(tool.name, checked.problems, tool.parameters));
+  return tool.execute(checked.params, ctx);
 }

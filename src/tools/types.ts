@@ -1,5 +1,5 @@
 /**
- * The tool contract (DESIGN §9). Every tool — built-in, user-written or bridged from an MCP
+ * The tool contract. Every tool — built-in, user-written or bridged from an MCP
  * server — is a `ToolDefinition`; every call goes through the `ToolExecutor`.
  *
  * `execute` receives arguments already validated against `parameters` and a `ToolContext`
@@ -12,6 +12,9 @@ import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
 import type { AgentEvent } from '../protocol/events.js';
 import type { StoredMessage } from '../store/types.js';
+import type { ToolRisk } from './risk.js';
+
+export type { ToolRisk } from './risk.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type ToolParams = Record<string, unknown>;
@@ -29,7 +32,7 @@ export interface ToolResult {
 
 export type ToolSource = 'builtin' | 'user' | 'mcp';
 
-/** Policy groups of DESIGN §9; `group:<name>` in a profile names every tool of the group. */
+/** Policy groups; `group:<name>` in a profile names every tool of the group. */
 export type ToolGroup =
   | 'fs'
   | 'runtime'
@@ -94,8 +97,13 @@ export interface ToolDefinition {
   readonly name: string;
   readonly description: string;
   readonly parameters: JsonSchema;
-  /** Policy group, for `group:<name>` patterns. */
+  /** Policy group, for `group:<name>` patterns; derived from `risk` when absent. */
   readonly group?: ToolGroup;
+  /**
+   * What the tool can do; its shipped hook default follows from it. Built-ins always declare
+   * it; a tool without one is assumed to read, write and reach the network.
+   */
+  readonly risk?: ToolRisk;
   /**
    * The description offered to the LLM under one profile, when it depends on the profile
    * (the scratchpad lists the profile's sections). Defaults to `description`.
@@ -113,6 +121,7 @@ export abstract class Tool implements ToolDefinition {
   abstract readonly description: string;
   abstract readonly parameters: JsonSchema;
   readonly group?: ToolGroup;
+  readonly risk?: ToolRisk;
   abstract execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult>;
 }
 

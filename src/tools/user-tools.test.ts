@@ -1,7 +1,16 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ToolExecutor } from './executor.js';
 import { ToolRegistry } from './registry.js';
-import { moduleTool, type TempDir, TYPES_URL, tempModuleDir, testContext } from './test-helpers.js';
+import {
+  captureLogger,
+  moduleTool,
+  type TempDir,
+  TYPES_URL,
+  tempModuleDir,
+  testContext,
+  testProfile,
+} from './test-helpers.js';
 import { ok } from './types.js';
 import { reloadUserTools } from './user-tools.js';
 
@@ -204,5 +213,32 @@ export async function execute() { return 'v1 ' + word; }`,
     expect(r1.loaded).toEqual(['a']);
     expect(r2.loaded).toEqual(['a']);
     expect(registry.list().map((e) => e.tool.name)).toEqual(['a']);
+  });
+});
+
+describe('one validator per registry', () => {
+  it('compiles a user tool schema once, for the loader and every later call', async () => {
+    tmp.write('hello.ts', moduleTool('hello', 'hi '));
+    const before = registry.validator.compiledCount;
+    await reload();
+    expect(registry.validator.compiledCount).toBe(before + 1);
+    const executor = new ToolExecutor({
+      registry,
+      settings: { TOOL_TIMEOUT_MS: 5000, TOOL_MAX_OUTPUT_CHARS: 1000 },
+      logger: captureLogger().logger,
+    });
+    const profile = testProfile();
+    for (const x of ['a', 'b']) {
+      const r = await executor.execute({ id: x, name: 'hello', arguments: { x } }, testContext(), profile);
+      expect(r).toMatchObject({ success: true, output: `hi ${x}` });
+    }
+    expect(registry.validator.compiledCount).toBe(before + 1);
+    // The executor compiles with the registry's validator too: a tool it has not seen counts.
+    registry.register({
+      tool: { name: 'other', description: 'o', parameters: { type: 'object' }, execute: async () => ok('o') },
+      source: 'builtin',
+    });
+    await executor.execute({ id: 'o', name: 'other', arguments: {} }, testContext(), profile);
+    expect(registry.validator.compiledCount).toBe(before + 2);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Hot reload of user tools and context providers (DESIGN §9): drop every user tool, load the
+ * Hot reload of user tools and context providers: drop every user tool, load the
  * folder again and register what loaded. Built-in and MCP tools are never touched, and a user
  * tool may not take a name they use.
  *
@@ -8,18 +8,25 @@
  */
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { ContextProviders } from './context-providers.js';
-import { loadToolsFromDir, readEnabledList } from './loader.js';
+import { type FileError, loadToolsFromDir, readEnabledList } from './loader.js';
 import { ModuleImporter } from './module-import.js';
 import type { ToolLoadError, ToolRegistry } from './registry.js';
-import { ArgumentValidator } from './validation.js';
+
+/**
+ * A folder of the user's that reloads in the same step as the tools: the context providers,
+ * which live with the system prompt in a higher layer and are handed in by the composition root.
+ * `load` swaps in the new set only once it is complete and never rejects.
+ */
+export interface ReloadableFolder {
+  load(): Promise<{ loaded: string[]; errors: FileError[] }>;
+}
 
 export interface UserToolsDeps {
   registry: ToolRegistry;
   /** TOOLS_DIR, absolute or relative to the working directory. */
   toolsDir: string;
   /** Reloaded in the same step when given. */
-  providers?: ContextProviders;
+  providers?: ReloadableFolder;
   logger?: Logger;
 }
 
@@ -34,7 +41,6 @@ export interface ReloadReport {
 
 interface ReloadState {
   importer: ModuleImporter;
-  validator: ArgumentValidator;
   queue: Promise<unknown>;
 }
 
@@ -45,7 +51,7 @@ const states = new WeakMap<ToolRegistry, ReloadState>();
 function stateFor(registry: ToolRegistry): ReloadState {
   let s = states.get(registry);
   if (!s) {
-    s = { importer: new ModuleImporter(), validator: new ArgumentValidator(), queue: Promise.resolve() };
+    s = { importer: new ModuleImporter(), queue: Promise.resolve() };
     states.set(registry, s);
   }
   return s;
@@ -66,7 +72,7 @@ async function reloadNow(deps: UserToolsDeps, state: ReloadState): Promise<Reloa
   const { registry } = deps;
   const toolsDir = resolve(deps.toolsDir);
   await state.importer.refresh();
-  const { loaded, errors } = await loadToolsFromDir(toolsDir, state.importer, state.validator);
+  const { loaded, errors } = await loadToolsFromDir(toolsDir, state.importer, registry.validator);
   const enabled = readEnabledList(toolsDir);
   const toolErrors: ToolLoadError[] = errors.map((e) => ({ ...e, source: 'user' }));
   if (enabled.error) toolErrors.push({ origin: 'enabled.json', source: 'user', error: enabled.error });

@@ -22,6 +22,7 @@ export class ArgumentValidator {
   private readonly ajv: Ajv;
   // Keyed by the schema object: a reloaded tool brings a new object and so a fresh compile.
   private readonly compiled = new WeakMap<JsonSchema, ValidateFunction | Error>();
+  private compiles = 0;
 
   constructor() {
     this.ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true });
@@ -54,9 +55,15 @@ export class ArgumentValidator {
     return fn instanceof Error ? fn.message : undefined;
   }
 
+  /** How many schemas this validator has compiled: each schema object counts once. */
+  get compiledCount(): number {
+    return this.compiles;
+  }
+
   private compile(schema: JsonSchema): ValidateFunction | Error {
     let fn = this.compiled.get(schema);
     if (!fn) {
+      this.compiles++;
       try {
         // `$id` would make ajv refuse the second version of a reloaded tool as a duplicate.
         const { $id: _id, ...rest } = schema;

@@ -2,32 +2,19 @@
  * The web client's chat in a real headless Chromium against the real server and the fake LLM:
  * streaming Markdown, thinking, tool cards, subagent nesting, stopping, the plan card, errors.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import {
   openNewSession,
   screenshot,
   sendMessage,
-  startWebEnv,
-  type WebEnv,
+  useWebEnv,
   waitForIdle,
   waitForText,
 } from './web-harness.js';
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat', () => {
-  let env: WebEnv;
-
-  beforeAll(async () => {
-    env = await startWebEnv();
-  }, 180_000);
-  afterAll(async () => {
-    await env?.close();
-  });
-  afterEach(() => {
-    expect(env.pageErrors).toEqual([]);
-    env.fake.reset();
-    env.fake.setDefault({ text: 'OK.' });
-  });
+  const env = useWebEnv();
 
   it('streams an answer as sanitised Markdown with highlighted code that can be copied', async () => {
     const page = await env.newPage();

@@ -3,14 +3,15 @@
  * Chromium against the real server and the fake LLM.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import {
   openNewSession,
   PHONE,
+  pairPage,
   screenshot,
   sendMessage,
-  startWebEnv,
+  useWebEnv,
   type WebEnv,
   waitForIdle,
   waitForText,
@@ -76,19 +77,7 @@ function lastUserContent(env: WebEnv): string {
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
   'web client: components, files, confirmations',
   () => {
-    let env: WebEnv;
-
-    beforeAll(async () => {
-      env = await startWebEnv();
-    }, 180_000);
-    afterAll(async () => {
-      await env?.close();
-    });
-    afterEach(() => {
-      expect(env.pageErrors).toEqual([]);
-      env.fake.reset();
-      env.fake.setDefault({ text: 'OK.' });
-    });
+    const env = useWebEnv();
 
     it('validates a form in the page, submits it, and keeps the summary after a reload', async () => {
       const page = await env.newPage();
@@ -296,6 +285,8 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
 
     it('asks before a tool that needs approval, and honours approve and deny', async () => {
       const page = await env.newPage();
+      await pairPage(env, page);
+      expect(new URL(page.url()).hash).toBe('');
       await openNewSession(env, page);
       env.fake.enqueue(
         { toolCalls: [{ name: 'dangerous_op', arguments: { what: 'format the disk' } }] },
@@ -320,6 +311,34 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       const denied = page.locator('[data-testid="tool-card"][data-tool="dangerous_op"]').last();
       expect(await denied.getAttribute('data-status')).toBe('failed');
       expect(await page.getByTestId('tool-confirm').count()).toBe(0);
+      await page.close();
+    });
+
+    it('an unpaired browser is told how to pair instead of approving; once paired it can', async () => {
+      const page = await env.newPage();
+      const id = await openNewSession(env, page);
+      env.fake.enqueue(
+        { toolCalls: [{ name: 'dangerous_op', arguments: { what: 'reboot the router' } }] },
+        { text: 'Rebooted.' },
+      );
+      await sendMessage(page, 'Reboot the router');
+      const prompt = page.getByTestId('tool-confirm');
+      await waitForText(prompt, 'reboot the router');
+      await waitForText(prompt.getByTestId('confirm-needs-pairing'), 'navi pair');
+      expect(await prompt.getByTestId('approve').count()).toBe(0);
+      await screenshot(page, 'laptop-light-confirm-unpaired');
+
+      // A wrong code is reported, and the question stays open.
+      await page.goto(`${env.navi.url}/#pair=0000-0000-0000`);
+      await waitForText(page.getByTestId('pairing-problem'), 'not valid');
+      await pairPage(env, page);
+      await page.goto(`${env.navi.url}/#/sessions/${id}`);
+      const paired = page.getByTestId('tool-confirm');
+      await waitForText(paired, 'reboot the router');
+      await paired.getByTestId('approve').click();
+      await waitForText(page.getByTestId('assistant-message').last(), 'Rebooted.');
+      const card = page.locator('[data-testid="tool-card"][data-tool="dangerous_op"]').last();
+      expect(await card.getAttribute('data-status')).toBe('done');
       await page.close();
     });
 

@@ -2,33 +2,20 @@
  * The sessions sidebar, hash routing, the phone drawer, themes, and reconnection after a server
  * restart, in a real headless Chromium against the real server and the fake LLM.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import {
   openNewSession,
   PHONE,
   screenshot,
   sendMessage,
-  startWebEnv,
-  type WebEnv,
+  useWebEnv,
   waitForIdle,
   waitForText,
 } from './web-harness.js';
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: sessions and connection', () => {
-  let env: WebEnv;
-
-  beforeAll(async () => {
-    env = await startWebEnv();
-  }, 180_000);
-  afterAll(async () => {
-    await env?.close();
-  });
-  afterEach(() => {
-    expect(env.pageErrors).toEqual([]);
-    env.fake.reset();
-    env.fake.setDefault({ text: 'OK.' });
-  });
+  const env = useWebEnv();
 
   it('creates sessions with a profile, renames, pins and deletes them, with the session in the URL', async () => {
     const page = await env.newPage();

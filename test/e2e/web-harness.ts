@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
@@ -184,9 +185,52 @@ export async function startWebEnv(): Promise<WebEnv> {
 }
 
 /** Saves a screenshot under test-artifacts/screenshots/<name>.png. */
+/**
+ * One WebEnv for the enclosing `describe`: started before its tests, closed after them, and
+ * after each test the page errors are checked and the fake LLM is reset. The returned object
+ * stands for the started environment (it may be used only inside tests and hooks).
+ */
+export function useWebEnv(): WebEnv {
+  let started: WebEnv | undefined;
+  beforeAll(async () => {
+    started = await startWebEnv();
+  }, 180_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  afterEach(() => {
+    if (!started) return;
+    expect(started.pageErrors).toEqual([]);
+    started.fake.reset();
+    started.fake.setDefault({ text: 'OK.' });
+  });
+  return new Proxy({} as WebEnv, {
+    get(_, property) {
+      if (!started) throw new Error('The web environment is used before its beforeAll hook ran.');
+      const value: unknown = Reflect.get(started, property);
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
+  });
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: 'disabled' });
+}
+
+/**
+ * Pairs the page's browser context as a person does: a code made through the store (what
+ * `navi pair` does), opened as `/#pair=CODE`. Resolves once the cookie is set.
+ */
+export async function pairPage(env: WebEnv, page: Page): Promise<void> {
+  const code = await env.navi.services.consent.createPairingCode(10 * 60_000);
+  const paired = page.waitForResponse(
+    (r) => r.url().endsWith('/auth/pair') && r.request().method() === 'POST',
+  );
+  await page.goto(`${env.navi.url}/#pair=${code}`);
+  const response = await paired;
+  if (response.status() !== 200)
+    throw new Error(`pairing answered ${response.status()}: ${await response.text()}`);
 }
 
 /** Opens a new session of `profileId` in the page through the REST API and the URL. */

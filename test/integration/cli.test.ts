@@ -1,7 +1,8 @@
 /**
  * The `navi` command itself, run as a real child process: help, unknown commands, a bad setting
  * stopping start-up with the variable's name, and `navi doctor` against a reachable and an
- * unreachable LLM, with a broken user tool and a broken MCP config reported by name.
+ * unreachable LLM, with a broken user tool and a broken MCP config reported by name; the
+ * pairing links of `navi serve` and `navi pair`.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { repoRoot, tempDir } from '../support/navi.js';
+import { spawnNavi } from '../support/navi-process.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
 
 interface Run {
@@ -121,5 +123,71 @@ describe('the navi command', () => {
     expect(run.stdout).toMatch(/\[FAIL\] llm ollama: Cannot reach the Ollama server/);
     expect(run.stdout).toMatch(/\[FAIL\] tools: .*half\.ts/);
     expect(run.stdout).toMatch(/\[FAIL\] mcp config bad\.json/);
+  });
+
+  it('serve prints a pairing link; navi pair prints a fresh one; each code pairs once; --unpair-all', async () => {
+    const port = Number(new URL(await closedPortUrl()).port);
+    const serveDir = tempDir('navi-cli-pair-');
+    const child = await spawnNavi({
+      dir: serveDir,
+      port,
+      ollamaUrl: fake.ollamaUrl,
+      extra: { LOG_LEVEL: 'INFO' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        output += d.toString();
+      });
+      const linkPattern = new RegExp(`Open http://127\\.0\\.0\\.1:${port}/#pair=([0-9A-Z-]+) to use Navi`);
+      const deadline = Date.now() + 20_000;
+      while (!linkPattern.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const served = linkPattern.exec(output)?.[1];
+      expect(served, output).toBeDefined();
+
+      const printed = await navi(
+        ['pair'],
+        { ...env, DB_PATH: join(serveDir, 'navi.db'), NAVI_PORT: String(port) },
+        dir,
+      );
+      expect(printed.code).toBe(0);
+      expect(printed.stdout).toMatch(/within 10 minutes/);
+      const fresh = linkPattern.exec(printed.stdout)?.[1];
+      expect(fresh).toBeDefined();
+      expect(fresh).not.toBe(served);
+
+      const pair = (code: string | undefined) =>
+        fetch(`http://127.0.0.1:${port}/auth/pair`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code }),
+        });
+      const cookies: string[] = [];
+      for (const code of [served, fresh]) {
+        const first = await pair(code);
+        expect(first.status).toBe(200);
+        cookies.push((first.headers.get('set-cookie') ?? '').split(';')[0] ?? '');
+        expect((await pair(code)).status).toBe(409);
+      }
+      const consent = async (cookie: string) =>
+        (
+          (await (await fetch(`http://127.0.0.1:${port}/auth/status`, { headers: { cookie } })).json()) as {
+            consent: boolean;
+          }
+        ).consent;
+      for (const cookie of cookies) expect(await consent(cookie)).toBe(true);
+
+      const dbEnv = { ...env, DB_PATH: join(serveDir, 'navi.db') };
+      const typo = await navi(['pair', '--everything'], dbEnv, dir);
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toContain('unknown option "--everything"');
+      const forget = await navi(['pair', '--unpair-all'], dbEnv, dir);
+      expect(forget.code).toBe(0);
+      expect(forget.stdout).toContain('Forgot 2 paired browsers');
+      for (const cookie of cookies) expect(await consent(cookie)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Context compression end to end (DESIGN §7, §11): a session long enough to compress twice, the
+ * Context compression end to end (docs/memory.md#context-compression): a session long enough to compress twice, the
  * display buffer untouched, the kept turns verbatim, every tool call still next to its result,
  * `context_compressed` events; a summariser failure leaves the context as it was and the next
  * run's pre-turn check compresses it.
@@ -183,7 +183,7 @@ describe('context compression', () => {
     const reset = await getJson<{ context_token_count: number }>(`${navi.url}/sessions/${id}`);
     expect(reset.context_token_count).toBe(0);
 
-    // The summariser saw the older turns only, cut as DESIGN §11 says, at the configured temperature.
+    // The summariser saw the older turns only, cut as docs/memory.md#context-compression says, at the configured temperature.
     const input1 = String(firstSummary[0]!.body.messages?.[1]?.content);
     expect(input1).toContain('User: turn 1');
     expect(input1).toContain('User: turn 2');
@@ -210,16 +210,16 @@ describe('context compression', () => {
     expect(session.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(
       [1, 2, 3, 4, 5, 6].map((n) => `turn ${n}`),
     );
-    expect(session.messages.some((m) => m.is_summary)).toBe(false);
+    expect(session.messages.some((m) => m.kind === 'summary')).toBe(false);
     expectPairedCalls(session.messages);
 
     // The context: one summary message (the latest), then turns 5 and 6 exactly as displayed.
     const { messages: context } = await getJson<{ messages: SessionMessage[] }>(
       `${navi.url}/sessions/${id}/context`,
     );
-    expect(context[0]).toMatchObject({ role: 'user', is_summary: true });
+    expect(context[0]).toMatchObject({ role: 'user', kind: 'summary' });
     expect(context[0]!.content).toContain('SUMMARY-2');
-    expect(context.filter((m) => m.is_summary)).toHaveLength(1);
+    expect(context.filter((m) => m.kind === 'summary')).toHaveLength(1);
     const keptFrom = session.messages.findIndex((m) => m.content === 'turn 5');
     expect(context.slice(1)).toEqual(session.messages.slice(keptFrom));
     expect(expectPairedCalls(context)).toEqual(new Set(['w5', 'r5', 'w6', 'r6']));
@@ -285,11 +285,10 @@ describe('context compression', () => {
       messages_after: 8,
     });
     const after = await getJson<{ messages: SessionMessage[] }>(`${navi.url}/sessions/${id}/context`);
-    expect(after.messages[0]).toMatchObject({ is_summary: true });
-    expect(after.messages.filter((m) => m.role === 'user' && !m.is_summary).map((m) => m.content)).toEqual([
-      'turn 3',
-      'turn 4',
-    ]);
+    expect(after.messages[0]).toMatchObject({ kind: 'summary' });
+    expect(
+      after.messages.filter((m) => m.role === 'user' && m.kind !== 'summary').map((m) => m.content),
+    ).toEqual(['turn 3', 'turn 4']);
     await client.close();
   });
 });

@@ -87,13 +87,13 @@ describe.each(['ollama', 'openai'] as const)('a conversation over %s', (backend)
     const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as {
       title: string;
       context_token_count: number;
-      messages: { role: string; content: string; thinking?: string; metadata?: Record<string, unknown> }[];
+      messages: { role: string; content: string; thinking?: string; interrupted?: true }[];
     };
     expect(session.title).toBe('Hi Navi');
     expect(session.context_token_count).toBe(150);
     expect(session.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(session.messages[1]).toMatchObject({ content: text, thinking });
-    expect(session.messages[1]?.metadata?.interrupted).toBeUndefined();
+    expect(session.messages[1]?.interrupted).toBeUndefined();
     const request = fake.requests.find((r) => r.kind === 'chat');
     expect(request?.body.messages?.[0]?.role).toBe('system');
     expect(JSON.stringify(request?.body.messages?.[0]?.content)).toContain('You are Navi');
@@ -109,12 +109,13 @@ describe.each(['ollama', 'openai'] as const)('a conversation over %s', (backend)
     expect(events[0]).toMatchObject({ type: 'stream_start', trigger: 'form' });
     const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as {
       title: string | null;
-      messages: { role: string; metadata?: Record<string, unknown> }[];
+      messages: { role: string; kind?: string; form_submit?: Record<string, unknown> }[];
     };
     expect(session.title ?? '').toBe('');
     expect(session.messages[0]).toMatchObject({
       role: 'user',
-      metadata: { form_submit: { form_id: 'trip', values: { city: 'Oslo', nights: 2 } } },
+      kind: 'form_submit',
+      form_submit: { form_id: 'trip', values: { city: 'Oslo', nights: 2 } },
     });
     const sent = fake.requests.find((r) => r.kind === 'chat')?.body.messages?.at(-1);
     expect(JSON.parse(String(sent?.content))).toEqual({

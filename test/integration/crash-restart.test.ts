@@ -63,11 +63,11 @@ describe('a process killed during a run', () => {
 
     child = await start();
     const session = (await (await fetch(`${url}/sessions/${id}`)).json()) as {
-      messages: { role: string; content: string; metadata?: Record<string, unknown> }[];
+      messages: { role: string; content: string; interrupted?: true }[];
     };
     const answer = session.messages.at(-1);
     expect(answer?.role).toBe('assistant');
-    expect(answer?.metadata?.interrupted).toBe(true);
+    expect(answer?.interrupted).toBe(true);
     expect(answer?.content.length).toBeGreaterThan(0);
     expect(full.startsWith(answer?.content ?? 'x')).toBe(true);
     // Saved at most about a second behind what clients saw.

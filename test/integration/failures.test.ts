@@ -8,7 +8,7 @@ import { EventClient } from '../support/ws-client.js';
 const profiles = profilesDir([plainProfile]);
 
 interface Detail {
-  messages: { role: string; content: string | null; metadata?: Record<string, unknown> }[];
+  messages: { role: string; content: string | null; interrupted?: true; stopped?: true }[];
 }
 
 async function detail(navi: NaviHandle, id: string): Promise<Detail> {
@@ -71,7 +71,7 @@ describe('when the LLM fails', () => {
     expect('This answer will be cut somewhere in the middle of it.'.startsWith(streamed)).toBe(true);
     expect(streamed.length).toBeLessThan(30);
     const saved = (await detail(navi, id)).messages.at(-1);
-    expect(saved).toMatchObject({ role: 'assistant', content: streamed, metadata: { interrupted: true } });
+    expect(saved).toMatchObject({ role: 'assistant', content: streamed, interrupted: true });
     await client.close();
   });
 
@@ -95,7 +95,8 @@ describe('when the LLM fails', () => {
     expect(saved).toMatchObject({
       role: 'assistant',
       content: end.content,
-      metadata: { interrupted: true, stopped: true },
+      interrupted: true,
+      stopped: true,
     });
     const again = (await (await fetch(`${navi.url}/sessions/${id}/stop`, { method: 'POST' })).json()) as {
       stopped: boolean;

@@ -14,7 +14,7 @@ interface StoredMessage {
   role: string;
   name?: string;
   content: string | null;
-  metadata?: Record<string, unknown>;
+  published?: Record<string, unknown>;
 }
 
 describe('share_file and content_publish in a running Navi', () => {
@@ -80,11 +80,11 @@ describe('share_file and content_publish in a running Navi', () => {
       kind: 'markdown',
       title: 'Report',
     };
-    expect((await published(id))?.metadata?.published).toMatchObject(expected);
+    expect((await published(id))?.published).toMatchObject(expected);
 
     await navi.close();
     navi = await startNavi({ dir, settings: settings() });
-    expect((await published(id))?.metadata?.published).toMatchObject(expected);
+    expect((await published(id))?.published).toMatchObject(expected);
   });
 
   it('refuses to share a file outside FS_ALLOWED_PATHS, naming the allowed folder', async () => {

@@ -1,5 +1,5 @@
 /**
- * The MCP side of the REST API (DESIGN §5, §10) on a real Navi: `GET /agents/mcp` (per-server
+ * The MCP side of the REST API (docs/mcp.md#http-endpoints-and-navi-doctor) on a real Navi: `GET /agents/mcp` (per-server
  * state and skipped config files), `POST /agents/mcp/reload` (re-reads MCP_SERVERS_DIR) and the
  * MCP tools in `GET /agents/tools` with source "mcp" and their server.
  */
@@ -105,10 +105,11 @@ describe('MCP routes', () => {
       created_by: 'agent',
     };
     writeFileSync(join(serversDir, 'agent-made.json'), JSON.stringify(config));
-    const approve = (name: string, command: string) =>
+    const cookie = await navi.pair();
+    const approve = (name: string, command: string, headers: Record<string, string> = { cookie }) =>
       fetch(`${navi.url}/agents/mcp/servers/${name}/approve`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify({ command }),
       });
     await fetch(`${navi.url}/agents/mcp/reload`, { method: 'POST' });
@@ -121,6 +122,10 @@ describe('MCP routes', () => {
       command: `${config.command} stdio`,
     });
 
+    // A local client without the person's consent credential cannot approve it.
+    const unpaired = await approve('agent-made', waiting?.command ?? '', {});
+    expect(unpaired.status).toBe(403);
+    expect(await unpaired.json()).toMatchObject({ code: 'CONSENT_REQUIRED' });
     const wrong = await approve('agent-made', `${config.command} something-else`);
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: string }).error).toContain('changed after approval');

@@ -1,5 +1,5 @@
 /**
- * create_mcp_server end to end (DESIGN §9, §10): an agent run through the real server and the
+ * create_mcp_server end to end (docs/mcp.md#servers-the-agent-writes): an agent run through the real server and the
  * fake LLM scaffolds a TypeScript MCP server, the user approves its exact launch line over
  * the WebSocket, the server builds and starts, and in the next message the agent calls the
  * new `mcp__…` tool and its output reaches the LLM. The scaffold goes to the test's temporary
@@ -16,6 +16,7 @@ import type { ToolSummary } from '../../src/protocol/rest.js';
 import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, repoRoot, startNavi } from '../support/navi.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const run = promisify(execFile);
@@ -39,10 +40,6 @@ const spec = {
     },
   ],
 };
-
-function chatRequests(fake: FakeLlm): RecordedRequest[] {
-  return fake.requests.filter((r) => r.kind === 'chat');
-}
 
 function toolMessages(request: RecordedRequest | undefined): string[] {
   return (request?.body.messages ?? [])
@@ -85,7 +82,7 @@ describe('create_mcp_server driven by an agent run', () => {
     const scaffoldDir = join(navi.dir, 'mcp-servers', 'calc-tools');
     const configFile = join(navi.dir, 'mcp_servers.d', 'calc-tools.json');
     const id = await navi.createSession();
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), { headers: { cookie: await navi.pair() } });
 
     // Message 1: the LLM creates the server.
     fake.enqueue(

@@ -1,5 +1,5 @@
 /**
- * MCP tools inside real agent runs (DESIGN §10): the navi-ui envelope ends up as
+ * MCP tools inside real agent runs (docs/mcp.md#the-navi-ui-envelope): the navi-ui envelope ends up as
  * `metadata.ui_component` on the stored tool message with only `output` sent to the LLM, an
  * `Error:` output is a failure, and a server killed mid-session answers "down" and then comes
  * back by itself. The server is the MCP test fixture, started by Navi as a child process.
@@ -95,13 +95,10 @@ describe('MCP tools in agent runs', () => {
     const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as SessionDetail;
     const tools = session.messages.filter((m) => m.role === 'tool');
     expect(tools).toHaveLength(2);
-    expect(tools[0]?.metadata).toMatchObject({
-      success: true,
-      ui_component: { component: 'card_grid', payload },
-    });
+    expect(tools[0]).toMatchObject({ success: true, ui_component: { component: 'card_grid', payload } });
     expect(tools[0]?.content).toBe("Component 'card_grid' rendered");
-    expect(tools[1]?.metadata).toMatchObject({ success: false });
-    expect(tools[1]?.metadata).not.toHaveProperty('ui_component');
+    expect(tools[1]).toMatchObject({ success: false });
+    expect(tools[1]).not.toHaveProperty('ui_component');
   });
 
   it('answers "down" for a server killed mid-session, then uses it again once it is back', async () => {

@@ -1,5 +1,5 @@
 /**
- * Long-term memory end to end (DESIGN §11): extraction from stale sessions when a session is
+ * Long-term memory end to end (docs/memory.md#long-term-memory): extraction from stale sessions when a session is
  * created, the summary in the next run's system prompt, a failed extraction retried; the `memory`
  * tool with and without an embedding backend; the /memory REST routes, bad input included.
  */

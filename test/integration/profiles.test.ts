@@ -4,9 +4,11 @@
  * the session; `list_profiles` and the per-profile scratchpad description.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
-import { type NaviHandle, startNavi } from '../support/navi.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { NaviHandle } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests, getSession } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const profiles = profilesDir([
@@ -44,22 +46,15 @@ function scratchpadDescription(r: RecordedRequest): string {
 describe('switching profiles', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
+  let close: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    fake = await startFakeLlm({ models: ['test-model', 'second-model'] });
-    navi = await startNavi({
-      settings: {
-        OLLAMA_HOST: fake.ollamaUrl,
-        OLLAMA_DEFAULT_MODEL: 'test-model',
-        PROFILES_DIR: profiles,
-        DEFAULT_PROFILE: 'first',
-      },
-    });
+    ({ fake, navi, close } = await startNaviWithLlm({
+      llm: { models: ['test-model', 'second-model'] },
+      settings: { OLLAMA_DEFAULT_MODEL: 'test-model', PROFILES_DIR: profiles, DEFAULT_PROFILE: 'first' },
+    }));
   });
   afterEach(() => fake.reset());
-  afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
-  });
+  afterAll(() => close());
 
   it('uses the new prompt, model and tools from the next LLM call on and keeps them', async () => {
     const id = await navi.createSession('first');
@@ -82,7 +77,7 @@ describe('switching profiles', () => {
     // profile_switched comes while the tool runs, before its result.
     expect(events.indexOf(switched[0]!)).toBeLessThan(events.indexOf(switchCall!));
 
-    const chats = fake.requests.filter((r) => r.kind === 'chat');
+    const chats = chatRequests(fake);
     expect(chats).toHaveLength(3);
     const [before, after] = chats;
     expect(systemText(before!)).toContain('PROMPT-OF-FIRST');
@@ -101,7 +96,7 @@ describe('switching profiles', () => {
     expect(listed).toMatchObject({ success: true });
     expect(listed?.type === 'tool_call' ? listed.result : '').toMatch(/second: Second Profile \(current\)/);
 
-    const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as { profile_id: string };
+    const session = await getSession(navi, id);
     expect(session.profile_id).toBe('second');
 
     // The next run of the session starts with the new profile.
@@ -110,7 +105,7 @@ describe('switching profiles', () => {
     const from = client.events.length;
     client.send({ type: 'message', content: 'And now?' });
     await client.waitForRunEnd(from);
-    const next = fake.requests.find((r) => r.kind === 'chat')!;
+    const next = chatRequests(fake)[0]!;
     expect(systemText(next)).toContain('PROMPT-OF-SECOND');
     expect(next.body.model).toBe('second-model');
     await client.close();
@@ -129,9 +124,9 @@ describe('switching profiles', () => {
     const call = events.find((e) => e.type === 'tool_call');
     expect(call).toMatchObject({ success: false });
     expect(call?.type === 'tool_call' ? call.result : '').toMatch(/Unknown profile "nobody".*first.*second/s);
-    const chats = fake.requests.filter((r) => r.kind === 'chat');
+    const chats = chatRequests(fake);
     expect(systemText(chats[1]!)).toContain('PROMPT-OF-FIRST');
-    const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as { profile_id: string };
+    const session = await getSession(navi, id);
     expect(session.profile_id).toBe('first');
     await client.close();
   });

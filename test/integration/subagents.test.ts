@@ -5,9 +5,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/protocol/events.js';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests, getSession } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const profiles = profilesDir([{ ...plainProfile, max_iterations: 8 }]);
@@ -25,17 +27,14 @@ function userTexts(r: RecordedRequest): string[] {
 describe('spawn_agent', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
+  let close: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    navi = await startNavi({
-      settings: { OLLAMA_HOST: fake.ollamaUrl, PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
-    });
+    ({ fake, navi, close } = await startNaviWithLlm({
+      settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
+    }));
   });
   afterEach(() => fake.reset());
-  afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
-  });
+  afterAll(() => close());
 
   it('forwards the subagent tool events flagged is_subagent and keeps its scratchpad apart', async () => {
     const id = await navi.createSession();
@@ -106,15 +105,13 @@ describe('spawn_agent', () => {
     expect(streamed).toBe('The subagent found 42.');
 
     // The subagent's first LLM request holds only its task, not the parent's conversation.
-    const chats = fake.requests.filter((r) => r.kind === 'chat');
+    const chats = chatRequests(fake);
     expect(chats).toHaveLength(7);
     expect(userTexts(chats[2]!)).toEqual(['Find the answer to SUBTASK.']);
     expect(JSON.stringify(chats[2]!.body.messages)).not.toContain('Delegate SUBTASK');
 
     // The display buffer holds the parent's turn only; the subagent left no scratchpad behind.
-    const session = (await (await fetch(`${navi.url}/sessions/${id}`)).json()) as {
-      messages: { role: string; tool_call_id?: string }[];
-    };
+    const session = await getSession(navi, id);
     const toolIds = session.messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
     expect(toolIds).toEqual(['p1', 'p2', 'p3']);
     expect(await navi.services.kv.get(id, 'scratchpad')).toEqual({ parent: 'P-NOTE' });
@@ -139,7 +136,7 @@ describe('spawn_agent', () => {
     const outer = events.find((e) => e.type === 'tool_call' && e.call_id === 'd1');
     expect(outer).toMatchObject({ success: true, result: 'I did it myself.', is_subagent: false });
     // No LLM call was made for a second-level subagent.
-    const chats = fake.requests.filter((r) => r.kind === 'chat');
+    const chats = chatRequests(fake);
     expect(chats).toHaveLength(4);
     expect(chats.some((r) => userTexts(r).includes('Level two.'))).toBe(false);
     await client.close();
@@ -165,7 +162,7 @@ describe('spawn_agent', () => {
     const spawn = events.find((e) => e.type === 'tool_call' && e.call_id === 'x1');
     expect(spawn).toMatchObject({ success: false, is_subagent: false });
     // Nothing else was asked of the LLM after the stop, and the session takes a new message.
-    expect(fake.requests.filter((r) => r.kind === 'chat')).toHaveLength(2);
+    expect(chatRequests(fake)).toHaveLength(2);
     fake.enqueue({ text: 'Back again.' });
     const from = client.events.length;
     client.send({ type: 'message', content: 'Hello again' });

@@ -1,5 +1,5 @@
 /**
- * Tool confirmation end to end (DESIGN §6, §9): the real agent asks through the real server,
+ * Tool confirmation end to end (docs/architecture.md#confirmations): the real agent asks through the real server,
  * answers come over the WebSocket or `POST /sessions/{id}/confirm`, and a call that is not
  * approved never runs. The LLM is the fake server; the guarded tool only counts its calls.
  */
@@ -9,6 +9,7 @@ import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
 import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 /** A tool the test profile marks for confirmation; it records every call that really ran. */
@@ -58,14 +59,14 @@ function toolResultSent(request: RecordedRequest | undefined): string {
   return typeof message?.content === 'string' ? message.content : JSON.stringify(message?.content);
 }
 
-function chatRequests(fake: FakeLlm): RecordedRequest[] {
-  return fake.requests.filter((r) => r.kind === 'chat');
-}
+/** The `Cookie` header of the person's paired client, set once Navi runs. */
+let consentCookie = '';
+const paired = () => ({ headers: { cookie: consentCookie } });
 
 async function postJson(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', cookie: consentCookie },
     body: JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
@@ -101,6 +102,7 @@ describe('tool confirmation through the server', () => {
       },
       extraTools: [guarded, everyday],
     });
+    consentCookie = await navi.pair();
   });
   afterEach(() => {
     fake.reset();
@@ -122,7 +124,7 @@ describe('tool confirmation through the server', () => {
   it('asks with the call id, tool and arguments, and runs the call once approved over the WebSocket', async () => {
     const id = await navi.createSession();
     scriptCall({ what: 'the backup' });
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'back up please' });
     const asked = await confirmRequest(client);
     expect(asked).toMatchObject({ tool: 'guarded_action', args: { what: 'the backup' } });
@@ -147,7 +149,7 @@ describe('tool confirmation through the server', () => {
   it('accepts the answer over REST while a client is watching', async () => {
     const id = await navi.createSession();
     scriptCall({ what: 'the report' });
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'write the report' });
     const asked = await confirmRequest(client);
     const answer = await postJson(`${navi.url}/sessions/${id}/confirm`, {
@@ -174,7 +176,7 @@ describe('tool confirmation through the server', () => {
   it('does not run a denied call, and tells the LLM why', async () => {
     const id = await navi.createSession();
     scriptCall({ what: 'the deletion' }, 'Understood, I will not.');
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'delete everything' });
     const asked = await confirmRequest(client);
     client.send({ type: 'tool_confirm', call_id: asked.call_id, approved: false });
@@ -192,7 +194,7 @@ describe('tool confirmation through the server', () => {
   it('refuses when the run is stopped while it waits for the answer', async () => {
     const id = await navi.createSession();
     scriptCall({ what: 'the upgrade' });
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'upgrade' });
     await confirmRequest(client);
     expect(await postJson(`${navi.url}/sessions/${id}/stop`, {})).toEqual({
@@ -235,7 +237,7 @@ describe('tool confirmation through the server', () => {
     // With someone watching, the question is still asked, and the flag never reaches the tool.
     fake.reset();
     scriptCall({ what: 'the sneaky thing', approved: true });
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'go again' });
     const asked = await confirmRequest(client);
     expect(asked.args).toEqual({ what: 'the sneaky thing' });
@@ -249,8 +251,8 @@ describe('tool confirmation through the server', () => {
     const owner = await navi.createSession();
     const stranger = await navi.createSession();
     scriptCall({ what: 'the owner only thing' }, 'Not done.');
-    const ownerClient = await EventClient.connect(navi.wsUrl(owner));
-    const strangerClient = await EventClient.connect(navi.wsUrl(stranger));
+    const ownerClient = await EventClient.connect(navi.wsUrl(owner), paired());
+    const strangerClient = await EventClient.connect(navi.wsUrl(stranger), paired());
     ownerClient.send({ type: 'message', content: 'do the thing' });
     const asked = await confirmRequest(ownerClient);
 
@@ -312,7 +314,7 @@ describe('tool confirmation through the server', () => {
       },
       { text: 'OK.' },
     );
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'small change' });
     const asked = await confirmRequest(client);
     expect(asked.tool).toBe('everyday_action');
@@ -391,7 +393,7 @@ describe('tool confirmation through the server', () => {
       },
       { text: 'OK.' },
     );
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'make a tool' });
     const asked = await confirmRequest(client);
     expect(asked.tool).toBe('write_tool');
@@ -423,6 +425,7 @@ describe('tool confirmation that nobody answers', () => {
       },
       extraTools: [guarded],
     });
+    consentCookie = await navi.pair();
   });
   afterAll(async () => {
     await navi?.close();
@@ -435,7 +438,7 @@ describe('tool confirmation that nobody answers', () => {
       { toolCalls: [{ id: 't1', name: 'guarded_action', arguments: { what: 'the slow thing' } }] },
       { text: 'Nobody answered.' },
     );
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), paired());
     client.send({ type: 'message', content: 'try it' });
     const asked = await confirmRequest(client);
     const events = await client.waitForRunEnd();

@@ -1,16 +1,21 @@
 /**
- * Context providers on a running Navi: their sections reach the system prompt the LLM receives
- * at every call, a broken provider is reported and loses only its own section, and they are
- * hot-reloaded with the user tools.
+ * Context providers on a running Navi: their sections reach the system prompt the LLM receives,
+ * built once per run and shared by its calls; a broken provider is reported and loses only its
+ * own section, and they are hot-reloaded with the user tools.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
-import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import { type NaviHandle, repoRoot, tempDir } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests, postMessage } from '../support/rest.js';
 
-const profiles = profilesDir([plainProfile]);
+const profiles = profilesDir([
+  plainProfile,
+  { ...plainProfile, id: 'planner', name: 'Planner', planning_enabled: true },
+]);
 
 function systemPrompt(request: RecordedRequest | undefined): string {
   const first = request?.body.messages?.[0];
@@ -18,41 +23,29 @@ function systemPrompt(request: RecordedRequest | undefined): string {
   return typeof first?.content === 'string' ? first.content : JSON.stringify(first?.content);
 }
 
-function chats(fake: FakeLlm): RecordedRequest[] {
-  return fake.requests.filter((r) => r.kind === 'chat');
-}
-
 async function sendMessage(navi: NaviHandle, sessionId: string, content = 'hello'): Promise<number> {
-  const res = await fetch(`${navi.url}/sessions/${sessionId}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ content }),
-  });
-  return res.status;
+  return (await postMessage(navi, sessionId, content)).status;
 }
 
 describe('the shipped context providers', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
 
+  let close: () => Promise<void> = async () => {};
+
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    navi = await startNavi({
+    ({ fake, navi, close } = await startNaviWithLlm({
       settings: {
         DEFAULT_LLM_BACKEND: 'ollama',
-        OLLAMA_HOST: fake.ollamaUrl,
         PROFILES_DIR: profiles,
         DEFAULT_PROFILE: 'plain',
         CONTEXT_PROVIDERS_DIR: join(repoRoot, 'context_providers'),
       },
-    });
+    }));
   });
-  afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
-  });
+  afterAll(() => close());
 
-  it('put the date and, once there are any, the open todo items into every system prompt', async () => {
+  it('put the date and, once there are any, the open todo items into the system prompt of each run', async () => {
     const id = await navi.createSession();
     fake.enqueue(
       {
@@ -64,20 +57,25 @@ describe('the shipped context providers', () => {
         ],
       },
       { text: 'Planned.' },
+      { text: 'Packing.' },
     );
     expect(await sendMessage(navi, id, 'plan my trip')).toBe(200);
-    const [before, after] = chats(fake);
+    const [before, after] = chatRequests(fake);
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     const first = systemPrompt(before);
     expect(first).toMatch(/## Current date and time\n\w+day, \d{1,2} \w+ \d{4} at \d{2}:\d{2}:\d{2} /);
     expect(first).toContain(`(time zone ${zone}).`);
     // No todo list yet: the section is left out rather than shown empty.
     expect(first).not.toContain('## Open todo items');
+    // The prompt is built once per run: the run's second call starts with the very same one
+    // (the todo tool's own result tells the model what it set).
+    expect(systemPrompt(after)).toBe(first);
 
-    const second = systemPrompt(after);
-    expect(second).toContain('## Open todo items\n1. Book the train (pending)\n2. Pack the bag (pending)');
-    expect(second).toContain('## Current date and time');
-    // The system prompt is rebuilt for each call and never stored in the session.
+    expect(await sendMessage(navi, id, 'what next?')).toBe(200);
+    const next = systemPrompt(chatRequests(fake)[2]);
+    expect(next).toContain('## Open todo items\n1. Book the train (pending)\n2. Pack the bag (pending)');
+    expect(next).toContain('## Current date and time');
+    // The system prompt is never stored in the session.
     const context = (await (await fetch(`${navi.url}/sessions/${id}/context`)).json()) as {
       messages: { role: string }[];
     };
@@ -88,6 +86,7 @@ describe('the shipped context providers', () => {
 describe('context providers of the user', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
+  let close: () => Promise<void> = async () => {};
   let dir: string;
   let providersDir: string;
 
@@ -112,21 +111,14 @@ describe('context providers of the user', () => {
       'throws.ts',
       "export const name = 'Thrower';\nexport async function provide(): Promise<string> { throw new Error('sensor offline'); }\n",
     );
-    fake = await startFakeLlm();
-    navi = await startNavi({
+    ({ fake, navi, close } = await startNaviWithLlm({
       dir,
-      settings: {
-        DEFAULT_LLM_BACKEND: 'ollama',
-        OLLAMA_HOST: fake.ollamaUrl,
-        PROFILES_DIR: profiles,
-        DEFAULT_PROFILE: 'plain',
-      },
-    });
+      settings: { DEFAULT_LLM_BACKEND: 'ollama', PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
+    }));
   });
   afterEach(() => fake.reset());
   afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
+    await close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -134,7 +126,7 @@ describe('context providers of the user', () => {
     const id = await navi.createSession();
     fake.enqueue({ text: 'ok' });
     expect(await sendMessage(navi, id)).toBe(200);
-    const prompt = systemPrompt(chats(fake)[0]);
+    const prompt = systemPrompt(chatRequests(fake)[0]);
     expect(prompt).toContain('## Weather\nSunny, 21 °C.');
     expect(prompt).toContain(`## Session\nid ${id}, profile plain`);
     // A provider that throws at call time loses its section; the run does not notice.
@@ -173,10 +165,62 @@ describe('context providers of the user', () => {
     const id = await navi.createSession();
     fake.enqueue({ text: 'ok' });
     expect(await sendMessage(navi, id)).toBe(200);
-    const prompt = systemPrompt(chats(fake)[0]);
+    const prompt = systemPrompt(chatRequests(fake)[0]);
     expect(prompt).toContain('## Weather\nRain, 12 °C.');
     expect(prompt).not.toContain('Sunny');
     expect(prompt).toContain('## Fixed\nnow provides');
     expect(prompt).not.toContain('## Session');
+  });
+});
+
+describe('context providers in a planned run', () => {
+  let fake: FakeLlm;
+  let navi: NaviHandle;
+  let close: () => Promise<void> = async () => {};
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = tempDir('navi-providers-once-');
+    const providersDir = join(dir, 'context_providers');
+    mkdirSync(providersDir);
+    writeFileSync(join(providersDir, 'package.json'), '{"type":"module"}\n');
+    // Counts its own calls per session, so the prompt shows how often the run asked.
+    writeFileSync(
+      join(providersDir, 'calls.ts'),
+      `export const name = 'Calls';
+export async function provide(ctx) {
+  const n = ((await ctx.kv.get(ctx.sessionId, 'provider_calls')) ?? 0) + 1;
+  await ctx.kv.set(ctx.sessionId, 'provider_calls', n);
+  return 'call ' + n;
+}
+`,
+    );
+    ({ fake, navi, close } = await startNaviWithLlm({
+      dir,
+      settings: { DEFAULT_LLM_BACKEND: 'ollama', PROFILES_DIR: profiles, DEFAULT_PROFILE: 'planner' },
+    }));
+  });
+  afterAll(async () => {
+    await close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('run once per run: planning and every turn share one system prompt', async () => {
+    const id = await navi.createSession();
+    fake.enqueue(
+      { text: '1. Write the list.\n2. Report.' },
+      { toolCalls: [{ name: 'todo', arguments: { action: 'set', tasks: ['Report'] } }] },
+      { text: 'Listed.' },
+    );
+    expect(await sendMessage(navi, id, 'make a list')).toBe(200);
+    const [planning, firstTurn, secondTurn] = chatRequests(fake);
+    const prompt = systemPrompt(firstTurn);
+    expect(prompt).toContain('## Calls\ncall 1');
+    expect(systemPrompt(planning).startsWith(`${prompt}\n\n`)).toBe(true);
+    expect(systemPrompt(secondTurn)).toBe(prompt);
+
+    fake.enqueue({ text: 'DIRECT' }, { text: 'Hi again.' });
+    expect(await sendMessage(navi, id, 'hello again')).toBe(200);
+    expect(systemPrompt(chatRequests(fake)[4])).toContain('## Calls\ncall 2');
   });
 });

@@ -1,16 +1,18 @@
 /**
- * The executor pipeline inside a running Navi (DESIGN §9): badly behaved tools — throwing,
+ * The executor pipeline inside a running Navi (docs/architecture.md#tool-calls): badly behaved tools — throwing,
  * hanging, returning garbage or giant strings, starting programs that never end — become
  * results the LLM reads, and the run goes on. Validation and policy refuse calls before they
  * run, and a tool a profile may not use is never offered.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runProcess } from '../../src/tools/process.js';
-import { processGone } from '../../src/tools/test-helpers.js';
+import { runProcess } from '../../src/machine/sandbox/run-process.js';
 import type { ToolDefinition, ToolParams, ToolResult } from '../../src/tools/types.js';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
-import { type NaviHandle, startNavi } from '../support/navi.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { NaviHandle } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
+import { processGone } from '../support/processes.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests, postMessage } from '../support/rest.js';
 
 const TIMEOUT_MS = 1000;
 const MAX_CHARS = 1000;
@@ -45,7 +47,9 @@ const tools: ToolDefinition[] = [
   odd('odd_object', async () => ({ success: true, output: { answer: 42 } }) as unknown as ToolResult),
   odd('odd_undefined', async () => undefined as unknown as ToolResult),
   odd('odd_sleeper', async (_params, ctx) => {
-    sleeperDone = runProcess('sleep', ['600'], {
+    sleeperDone = runProcess({
+      command: 'sleep',
+      args: ['600'],
       signal: ctx.signal,
       onSpawn: (pid) => {
         sleeperPid = pid;
@@ -89,37 +93,29 @@ function toolMessages(request: RecordedRequest | undefined): string[] {
 describe('the executor inside a running Navi', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
+  let close: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    navi = await startNavi({
+    ({ fake, navi, close } = await startNaviWithLlm({
       settings: {
         DEFAULT_LLM_BACKEND: 'ollama',
-        OLLAMA_HOST: fake.ollamaUrl,
         PROFILES_DIR: profiles,
         DEFAULT_PROFILE: 'plain',
         TOOL_TIMEOUT_MS: String(TIMEOUT_MS),
         TOOL_MAX_OUTPUT_CHARS: String(MAX_CHARS),
       },
       extraTools: tools,
-    });
+    }));
   });
   afterEach(() => {
     fake.reset();
     ran.length = 0;
   });
-  afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
-  });
+  afterAll(() => close());
 
   async function send(sessionId: string, calls: { name: string; arguments: Record<string, unknown> }[]) {
     fake.enqueue({ toolCalls: calls }, { text: 'The run went on.' });
-    const res = await fetch(`${navi.url}/sessions/${sessionId}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ content: 'go' }),
-    });
+    const res = await postMessage(navi, sessionId, 'go');
     expect(res.status).toBe(200);
     const reply = (await res.json()) as Reply;
     return { reply, byTool: new Map(reply.tool_calls.map((c) => [c.tool, c])) };
@@ -154,7 +150,7 @@ describe('the executor inside a running Navi', () => {
       result: 'Tool "odd_undefined" returned undefined instead of a result; this is a bug in the tool.',
     });
     // The LLM read the same results, in call order, the giant one already cut.
-    const followUp = fake.requests.filter((r) => r.kind === 'chat')[1];
+    const followUp = chatRequests(fake)[1];
     const sent = toolMessages(followUp);
     expect(sent).toHaveLength(5);
     expect(sent[0]).toBe('Tool "odd_throws" failed: the disk is on fire');
@@ -193,13 +189,8 @@ describe('the executor inside a running Navi', () => {
   it('offers a profile only the tools its policy allows, deny beating allow', async () => {
     const id = await navi.createSession('limited');
     fake.enqueue({ text: 'hi' });
-    await fetch(`${navi.url}/sessions/${id}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ content: 'hello' }),
-    });
-    const offered =
-      fake.requests.find((r) => r.kind === 'chat')?.body.tools?.map((t) => t.function.name) ?? [];
+    await postMessage(navi, id, 'hello');
+    const offered = chatRequests(fake)[0]?.body.tools?.map((t) => t.function.name) ?? [];
     // group:session
     expect(offered).toEqual(expect.arrayContaining(['todo', 'scratchpad', 'list_profiles']));
     // glob

@@ -1,5 +1,5 @@
 /**
- * User tools on a running Navi (DESIGN §5, §9): both formats in both languages, broken files
+ * User tools on a running Navi (docs/tools.md#user-tools): both formats in both languages, broken files
  * reported next to good ones, `enabled.json`, hot reload over `POST /agents/tools/reload`, and
  * the `/agents/tools` routes over real HTTP. A real MCP server (the manager's fixture) proves
  * that reloads leave MCP tools alone.
@@ -9,9 +9,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ToolSummary } from '../../src/protocol/rest.js';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
-import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import { type NaviHandle, repoRoot, tempDir } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests } from '../support/rest.js';
 
 const TYPES_URL = pathToFileURL(resolve(repoRoot, 'src/tools/types.ts')).href;
 
@@ -104,6 +106,7 @@ describe('user tools on a running Navi', () => {
   let navi: NaviHandle;
   let dir: string;
   let toolsDir: string;
+  let close: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
     dir = tempDir('navi-user-tools-');
@@ -123,16 +126,10 @@ describe('user tools on a running Navi', () => {
         cwd: repoRoot,
       }),
     );
-    fake = await startFakeLlm();
-    navi = await startNavi({
+    ({ fake, navi, close } = await startNaviWithLlm({
       dir,
-      settings: {
-        DEFAULT_LLM_BACKEND: 'openai',
-        OPENAI_BASE_URL: fake.openaiUrl,
-        PROFILES_DIR: profiles,
-        DEFAULT_PROFILE: 'plain',
-      },
-    });
+      settings: { DEFAULT_LLM_BACKEND: 'openai', PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
+    }));
     // MCP servers start in the background; wait until the fixture's tools are registered.
     await vi.waitFor(() => expect(navi.services.tools.has('mcp__fixture__info')).toBe(true), {
       timeout: 30_000,
@@ -141,8 +138,7 @@ describe('user tools on a running Navi', () => {
   });
   afterEach(() => fake.reset());
   afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
+    await close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -208,7 +204,7 @@ describe('user tools on a running Navi', () => {
       ['mod_js', true, 'hello from js'],
       ['mod_ts', true, 'hello from ts to Ada'],
     ]);
-    expect(toolMessages(fake.requests.filter((r) => r.kind === 'chat')[1])).toEqual([
+    expect(toolMessages(chatRequests(fake)[1])).toEqual([
       'hello from ts to Ada',
       'hello from js',
       'class ts doubled 42',
@@ -220,8 +216,7 @@ describe('user tools on a running Navi', () => {
     const id = await navi.createSession('narrow');
     fake.enqueue({ text: 'hi' });
     await post(`${navi.url}/sessions/${id}/messages`, JSON.stringify({ content: 'hello' }));
-    const offered =
-      fake.requests.find((r) => r.kind === 'chat')?.body.tools?.map((t) => t.function.name) ?? [];
+    const offered = chatRequests(fake)[0]?.body.tools?.map((t) => t.function.name) ?? [];
     expect(offered.sort()).toEqual(['mod_ts', 'todo']);
   });
 
@@ -253,7 +248,7 @@ describe('user tools on a running Navi', () => {
       { name: 'tool_manual', arguments: { name: 'mod_ts' } },
       { name: 'tool_manual', arguments: { name: 'mod' } },
     ]);
-    const results = toolMessages(fake.requests.filter((r) => r.kind === 'chat')[1]);
+    const results = toolMessages(chatRequests(fake)[1]);
     expect(results[0]).toBe(readFileSync(join(repoRoot, 'manuals', 'write_tool.md'), 'utf8'));
     expect(results[1]).toBe(
       [
@@ -342,8 +337,7 @@ export async function execute() { return 'fresh ran'; }
     fake.reset();
     const next = await ask(id, [{ name: 'fresh', arguments: {} }]);
     expect(next.tool_calls[0]).toMatchObject({ success: true, result: 'fresh ran' });
-    const offered =
-      fake.requests.find((r) => r.kind === 'chat')?.body.tools?.map((t) => t.function.name) ?? [];
+    const offered = chatRequests(fake)[0]?.body.tools?.map((t) => t.function.name) ?? [];
     expect(offered.sort()).toEqual(['fresh', 'mod_ts', 'todo']);
   });
 

@@ -7,9 +7,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/protocol/events.js';
-import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
-import { type NaviHandle, startNavi } from '../support/navi.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { NaviHandle } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const REVERSER = `export const name = 'reverse_words';
@@ -49,27 +51,19 @@ describe('write_tool end to end', () => {
   let fake: FakeLlm;
   let navi: NaviHandle;
   let toolsDir: string;
+  let close: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    navi = await startNavi({
-      settings: {
-        DEFAULT_LLM_BACKEND: 'ollama',
-        OLLAMA_HOST: fake.ollamaUrl,
-        PROFILES_DIR: profiles,
-        DEFAULT_PROFILE: 'maker',
-      },
-    });
+    ({ fake, navi, close } = await startNaviWithLlm({
+      settings: { DEFAULT_LLM_BACKEND: 'ollama', PROFILES_DIR: profiles, DEFAULT_PROFILE: 'maker' },
+    }));
     toolsDir = join(navi.dir, 'tools');
     mkdirSync(toolsDir, { recursive: true });
     // As inside the project, where package.json makes the tools folder ES modules.
     writeFileSync(join(toolsDir, 'package.json'), '{"type":"module"}\n');
   });
   afterEach(() => fake.reset());
-  afterAll(async () => {
-    await navi?.close();
-    await fake?.close();
-  });
+  afterAll(() => close());
 
   async function approveWriteTool(client: EventClient, from: number): Promise<ServerEvent[]> {
     const asked = (await client.waitFor(
@@ -84,7 +78,7 @@ describe('write_tool end to end', () => {
 
   it('writes a tool in one message and uses it, with its real output, in the next', async () => {
     const id = await navi.createSession();
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), { headers: { cookie: await navi.pair() } });
     fake.enqueue(
       { toolCalls: [{ name: 'write_tool', arguments: { name: 'reverse_words', code: REVERSER } }] },
       { text: 'I wrote reverse_words.' },
@@ -94,9 +88,7 @@ describe('write_tool end to end', () => {
     const written = first.find((e): e is ToolCallEvent => e.type === 'tool_call');
     expect(written?.success).toBe(true);
     expect(written?.result).toContain('Tool "reverse_words" written to');
-    expect(toolMessage(fake.requests.filter((r) => r.kind === 'chat')[1])).toContain(
-      'loaded and enabled in every profile',
-    );
+    expect(toolMessage(chatRequests(fake)[1])).toContain('loaded and enabled in every profile');
     expect(readFileSync(join(toolsDir, 'reverse_words.ts'), 'utf8')).toBe(REVERSER);
     expect(JSON.parse(readFileSync(join(toolsDir, 'enabled.json'), 'utf8'))).toEqual(['reverse_words']);
 
@@ -114,7 +106,7 @@ describe('write_tool end to end', () => {
       success: true,
       result: 'three two one',
     });
-    const [ask, answer] = fake.requests.filter((r) => r.kind === 'chat');
+    const [ask, answer] = chatRequests(fake);
     // The new tool is offered (the profile enables only group:meta; enabled.json adds it).
     expect(ask?.body.tools?.map((t) => t.function.name)).toContain('reverse_words');
     expect(toolMessage(answer)).toBe('three two one');
@@ -123,7 +115,7 @@ describe('write_tool end to end', () => {
 
   it('reports a tool that throws at import with its stack and leaves nothing enabled', async () => {
     const id = await navi.createSession();
-    const client = await EventClient.connect(navi.wsUrl(id));
+    const client = await EventClient.connect(navi.wsUrl(id), { headers: { cookie: await navi.pair() } });
     fake.enqueue(
       { toolCalls: [{ name: 'write_tool', arguments: { name: 'needs_config', code: THROWS_AT_IMPORT } }] },
       { text: 'It failed.' },
@@ -137,7 +129,7 @@ describe('write_tool end to end', () => {
     );
     expect(result?.result).toMatch(/at .*needs_config\.ts/);
     expect(result?.result).toContain('No file was kept.');
-    expect(toolMessage(fake.requests.filter((r) => r.kind === 'chat')[1])).toContain('needs_config.ts');
+    expect(toolMessage(chatRequests(fake)[1])).toContain('needs_config.ts');
     expect(existsSync(join(toolsDir, 'needs_config.ts'))).toBe(false);
     expect(JSON.parse(readFileSync(join(toolsDir, 'enabled.json'), 'utf8'))).not.toContain('needs_config');
     expect(navi.services.tools.has('needs_config')).toBe(false);

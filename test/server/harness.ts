@@ -17,7 +17,9 @@ import type { NaviServices } from '../../src/server/services.js';
 import { createSqliteStores } from '../../src/store/sqlite/index.js';
 import { ToolExecutor } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { SecretMasker } from '../../src/util/secret-masker.js';
 import { repoRoot } from '../support/navi.js';
+import { pairClient } from '../support/pairing.js';
 
 export interface TestServer {
   app: FastifyInstance;
@@ -26,6 +28,8 @@ export interface TestServer {
   url: string;
   wsUrl(sessionId: string): string;
   createSession(profileId?: string): Promise<string>;
+  /** Pairs a new client; resolves to the `Cookie` header value that carries consent. */
+  pair(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -67,9 +71,11 @@ export function scriptedServices(
     sessions: stores.sessions,
     kv: stores.kv,
     files: stores.files,
+    consent: stores.consent,
     profiles: ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE),
     tools,
     executor: new ToolExecutor({ registry: tools, settings, logger }),
+    secrets: new SecretMasker(),
     agent,
     backendFor: () => {
       throw new Error('no LLM backend in scripted tests');
@@ -107,6 +113,7 @@ export async function startServer(
       if (res.statusCode !== 201) throw new Error(`POST /sessions answered ${res.statusCode}: ${res.body}`);
       return res.json<{ session_id: string }>().session_id;
     },
+    pair: () => pairClient(url, services.consent, services.settings.NAVI_API_TOKEN),
     async close() {
       await app.close();
       await services.close();

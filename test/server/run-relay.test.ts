@@ -7,7 +7,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import { NOBODY_TO_CONFIRM } from '../../src/server/agent-run.js';
 import { EventClient } from '../support/ws-client.js';
 import { startScripted, type TestServer } from './harness.js';
-import { aborted, gate, type ScriptedAgent, scriptedAgent } from './scripted-agent.js';
+import { aborted, gate, type Script, type ScriptedAgent, scriptedAgent } from './scripted-agent.js';
 
 let server: TestServer;
 let agent: ScriptedAgent;
@@ -141,27 +141,28 @@ describe('stop', () => {
 });
 
 describe('tool confirmations', () => {
-  function askingScript() {
-    return async function* (
-      input: { trigger: 'user' | 'form' | 'recall' },
-      options: {
-        confirm: (r: {
-          callId: string;
-          tool: string;
-          args: Record<string, unknown>;
-        }) => Promise<{ approved: boolean; reason?: string }>;
-      },
-    ) {
-      yield { type: 'stream_start', trigger: input.trigger } as const;
-      const answer = await options.confirm({ callId: 'call-1', tool: 'terminal', args: { command: 'ls' } });
-      yield end(answer.approved ? 'approved' : `refused: ${answer.reason ?? ''}`);
+  /** Asks as the real agent does: the question goes into the run's own stream when asked. */
+  function askingScript(): Script {
+    return async function* (input, options) {
+      yield { type: 'stream_start', trigger: input.trigger };
+      const request = { callId: 'call-1', tool: 'terminal', args: { command: 'ls' } };
+      const ticket = options.confirm(request);
+      if (ticket.asked)
+        yield {
+          type: 'tool_confirm_request',
+          call_id: request.callId,
+          tool: request.tool,
+          args: request.args,
+        };
+      const answer = await ticket.answer;
+      yield end(answer.approved ? 'approved' : `refused: ${answer.reason}`);
     };
   }
 
   it('is answered over the WebSocket', async () => {
     const id = await server.createSession();
     agent.enqueue(askingScript());
-    const client = await EventClient.connect(server.wsUrl(id));
+    const client = await EventClient.connect(server.wsUrl(id), { headers: { cookie: await server.pair() } });
     client.send({ type: 'message', content: 'go' });
     const request = await client.waitFor((e) => e.type === 'tool_confirm_request');
     expect(request).toMatchObject({ call_id: 'call-1', tool: 'terminal', args: { command: 'ls' }, seq: 2 });
@@ -175,13 +176,16 @@ describe('tool confirmations', () => {
     const id = await server.createSession();
     const other = await server.createSession();
     agent.enqueue(askingScript());
+    const cookie = await server.pair();
+    const headers = { cookie };
     const client = await EventClient.connect(server.wsUrl(id));
-    const stranger = await EventClient.connect(server.wsUrl(other));
+    const stranger = await EventClient.connect(server.wsUrl(other), { headers });
     client.send({ type: 'message', content: 'go' });
     await client.waitFor((e) => e.type === 'tool_confirm_request');
     const foreign = await server.app.inject({
       method: 'POST',
       url: `/sessions/${other}/confirm`,
+      headers,
       payload: { call_id: 'call-1', approved: true },
     });
     expect(foreign.statusCode).toBe(404);
@@ -191,12 +195,14 @@ describe('tool confirmations', () => {
     const bad = await server.app.inject({
       method: 'POST',
       url: `/sessions/${id}/confirm`,
+      headers,
       payload: { call_id: 'call-1' },
     });
     expect(bad.statusCode).toBe(400);
     const ok = await server.app.inject({
       method: 'POST',
       url: `/sessions/${id}/confirm`,
+      headers,
       payload: { call_id: 'call-1', approved: false },
     });
     expect(ok.statusCode).toBe(200);
@@ -206,10 +212,44 @@ describe('tool confirmations', () => {
     const late = await server.app.inject({
       method: 'POST',
       url: `/sessions/${id}/confirm`,
+      headers,
       payload: { call_id: 'call-1', approved: true },
     });
     expect(late.statusCode).toBe(404);
     await Promise.all([client.close(), stranger.close()]);
+  });
+
+  it('is not answered by a client without consent, over WS or REST; it stays pending', async () => {
+    const id = await server.createSession();
+    agent.enqueue(askingScript());
+    const client = await EventClient.connect(server.wsUrl(id));
+    client.send({ type: 'message', content: 'go' });
+    await client.waitFor((e) => e.type === 'tool_confirm_request');
+    for (const approved of [true, false]) {
+      const from = client.events.length;
+      client.send({ type: 'tool_confirm', call_id: 'call-1', approved });
+      const error = await client.waitFor((e) => e.type === 'error', 5000, from);
+      expect(error).toMatchObject({ recoverable: true, code: 'CONSENT_REQUIRED' });
+      expect(error.type === 'error' && error.message).toMatch(/navi pair/);
+      const rest = await server.app.inject({
+        method: 'POST',
+        url: `/sessions/${id}/confirm`,
+        headers: { cookie: 'navi_consent=forged' },
+        payload: { call_id: 'call-1', approved },
+      });
+      expect(rest.statusCode).toBe(403);
+      expect(rest.json()).toMatchObject({ code: 'CONSENT_REQUIRED' });
+    }
+    const paired = await server.app.inject({
+      method: 'POST',
+      url: `/sessions/${id}/confirm`,
+      headers: { cookie: await server.pair() },
+      payload: { call_id: 'call-1', approved: true },
+    });
+    expect(paired.statusCode).toBe(200);
+    const events = await client.waitForRunEnd();
+    expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'approved' });
+    await client.close();
   });
 
   it('a REST-only run refuses at once: nobody is connected to approve it', async () => {

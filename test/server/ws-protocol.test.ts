@@ -164,7 +164,7 @@ describe('client frames', () => {
     expect(input).toMatchObject({
       trigger: 'form',
       contextOnly: true,
-      metadata: { form_submit: { form_id: 'trip', values: { city: 'Oslo', nights: 2 } } },
+      formSubmit: { form_id: 'trip', values: { city: 'Oslo', nights: 2 } },
     });
     expect(JSON.parse(input?.content ?? '')).toEqual({
       form_id: 'trip',

@@ -12,6 +12,7 @@ import { buildApp } from '../../src/server/app.js';
 import { createServices } from '../../src/server/create-services.js';
 import type { NaviServices } from '../../src/server/services.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
+import { pairClient } from './pairing.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -23,6 +24,11 @@ export interface NaviHandle {
   app: FastifyInstance;
   wsUrl(sessionId: string): string;
   createSession(profileId?: string): Promise<string>;
+  /**
+   * Pairs a new client as the person's browser is paired; resolves to the `Cookie` header value
+   * that carries consent (for confirmations, MCP approval, reloads). Each call pairs anew.
+   */
+  pair(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,7 @@ export async function startNavi(options: StartOptions = {}): Promise<NaviHandle>
       if (res.status !== 201) throw new Error(`POST /sessions answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { session_id: string }).session_id;
     },
+    pair: () => pairClient(url, services.consent, services.settings.NAVI_API_TOKEN),
     async close() {
       await app.close();
       await services.close();

@@ -4,65 +4,53 @@
  * The server only starts after the user has seen its exact launch line and approved it:
  * `ctx.confirm({tool: 'create_mcp_server', args: {command}})`, then `manager.approve(name)`.
  */
-import { fail, ok, type ToolDefinition } from '../../tools/types.js';
+import { z } from 'zod';
+import { defineTool, type TypedTool } from '../../tools/define-tool.js';
+import { fail, ok } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 import { type ScaffoldSpec, type ScaffoldTool, validateScaffoldSpec, writeScaffold } from '../scaffold.js';
 
-function toSpec(params: Record<string, unknown>): ScaffoldSpec {
-  const tools = Array.isArray(params.tools) ? params.tools : [];
+const parameters = z.strictObject({
+  name: z.string().describe('Server name: lower-case letters, digits and "-" (e.g. "weather").'),
+  description: z.string().describe('What the server is for.'),
+  tools: z
+    .array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        parameters: z.looseObject({}).describe('JSON Schema of the arguments ("type": "object").'),
+        implementation: z.string().describe('JavaScript body of async (args) => { ... }.'),
+      }),
+    )
+    .min(1),
+});
+
+function toSpec(params: z.output<typeof parameters>): ScaffoldSpec {
   return {
-    name: String(params.name ?? ''),
-    description: String(params.description ?? ''),
-    tools: tools.map((t: unknown): ScaffoldTool => {
-      const o = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
-      const parameters =
-        typeof o.parameters === 'object' && o.parameters !== null
-          ? (o.parameters as Record<string, unknown>)
-          : { type: 'object', properties: {} };
-      return {
-        name: String(o.name ?? ''),
-        description: String(o.description ?? ''),
-        parameters,
-        implementation: typeof o.implementation === 'string' ? o.implementation : '',
-      };
-    }),
+    name: params.name,
+    description: params.description,
+    tools: params.tools.map(
+      (t): ScaffoldTool => ({
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters,
+        implementation: t.implementation,
+      }),
+    ),
   };
 }
 
-export function createCreateMcpServerTool(manager: McpManager): ToolDefinition {
-  return {
+export function createCreateMcpServerTool(manager: McpManager): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'create_mcp_server',
     description:
       'Creates a new MCP server (TypeScript, stdio, official SDK) with the given tools, writes its config, and asks ' +
       'the user to approve the exact command that starts it. Each tool has a JSON Schema `parameters` object and ' +
       'an `implementation`: the body of `async (args) => { ... }` in JavaScript returning a string or JSON.',
     group: 'meta',
-    parameters: {
-      type: 'object',
-      properties: {
-        name: {
-          type: 'string',
-          description: 'Server name: lower-case letters, digits and "-" (e.g. "weather").',
-        },
-        description: { type: 'string', description: 'What the server is for.' },
-        tools: {
-          type: 'array',
-          minItems: 1,
-          items: {
-            type: 'object',
-            properties: {
-              name: { type: 'string' },
-              description: { type: 'string' },
-              parameters: { type: 'object', description: 'JSON Schema of the arguments ("type": "object").' },
-              implementation: { type: 'string', description: 'JavaScript body of async (args) => { ... }.' },
-            },
-            required: ['name', 'description', 'parameters', 'implementation'],
-          },
-        },
-      },
-      required: ['name', 'description', 'tools'],
-      additionalProperties: false,
-    },
+    // It starts the server it scaffolds.
+    risk: { writes: true, executes: true },
+    parameters,
     async execute(params, ctx) {
       const spec = toSpec(params);
       const problems = validateScaffoldSpec(spec);
@@ -107,5 +95,5 @@ export function createCreateMcpServerTool(manager: McpManager): ToolDefinition {
         { server: spec.name, dir: written.dir, approved: true, tools: status.tools },
       );
     },
-  };
+  });
 }

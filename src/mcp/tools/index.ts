@@ -1,5 +1,5 @@
 /**
- * The MCP tools of DESIGN §9 (`mcp_status`, `test_mcp_tool`, `create_mcp_server`), built over
+ * The agent's MCP tools (`mcp_status`, `test_mcp_tool`, `create_mcp_server`; docs/mcp.md#tools-for-the-agent), built over
  * one McpManager, for registration as built-ins.
  */
 import type { ToolDefinition } from '../../tools/types.js';

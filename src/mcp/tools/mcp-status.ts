@@ -2,7 +2,9 @@
  * `mcp_status`: state, transport, tool count, last error and uptime of every configured MCP
  * server, plus config files that could not be used.
  */
-import { ok, type ToolDefinition } from '../../tools/types.js';
+import { z } from 'zod';
+import { defineTool, type TypedTool } from '../../tools/define-tool.js';
+import { ok } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 import type { McpServerStatus } from '../types.js';
 
@@ -24,20 +26,21 @@ function line(s: McpServerStatus): string {
   return `- ${parts.join(', ')}`;
 }
 
-export function createMcpStatusTool(manager: McpManager): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  server: z.string().optional().describe('Name of one server (optional).'),
+});
+
+export function createMcpStatusTool(manager: McpManager): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'mcp_status',
     description:
       'Shows every configured MCP server: state (ready, connecting, down, disabled, awaiting_approval), transport, ' +
       'number of tools, last error and uptime. Give `server` to see one server and its tool names.',
     group: 'meta',
-    parameters: {
-      type: 'object',
-      properties: { server: { type: 'string', description: 'Name of one server (optional).' } },
-      additionalProperties: false,
-    },
+    risk: { reads: true },
+    parameters,
     async execute(params) {
-      const name = typeof params.server === 'string' ? params.server : undefined;
+      const name = params.server;
       if (name !== undefined) {
         const status = manager.server(name);
         if (!status) {
@@ -55,5 +58,5 @@ export function createMcpStatusTool(manager: McpManager): ToolDefinition {
       for (const e of errors) lines.push(`- config ${e.file} skipped: ${e.error}`);
       return ok(lines.join('\n'), { servers, config_errors: errors });
     },
-  };
+  });
 }

@@ -2,10 +2,13 @@
  * `test_mcp_tool`: one call of one MCP tool in isolation, returning the time it took and the
  * raw MCP result as JSON (capped), to debug a server without going through the agent.
  */
+
+import { z } from 'zod';
 import type { Profile } from '../../config/profiles.js';
+import { defineTool, type TypedTool } from '../../tools/define-tool.js';
 import { resolveHookAction } from '../../tools/hooks.js';
 import { checkPolicy } from '../../tools/policy.js';
-import { fail, ok, type ToolContext, type ToolDefinition } from '../../tools/types.js';
+import { fail, ok, type ToolContext } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 
 export interface TestMcpToolOptions {
@@ -41,28 +44,28 @@ async function refusal(
 }
 
 /** The raw JSON is capped at TOOL_MAX_OUTPUT_CHARS. */
-export function createTestMcpTool(manager: McpManager, options: TestMcpToolOptions = {}): ToolDefinition {
+const parameters = z.strictObject({
+  server: z.string().describe('Server name as in mcp_status.'),
+  tool: z.string().describe("The server's tool name (e.g. echo) or the full mcp__… name."),
+  arguments: z.looseObject({}).optional().describe('Arguments for the tool.'),
+});
+
+export function createTestMcpTool(
+  manager: McpManager,
+  options: TestMcpToolOptions = {},
+): TypedTool<typeof parameters> {
   const maxOutputChars = manager.outputLimit;
-  return {
+  return defineTool({
     name: 'test_mcp_tool',
     description:
       'Calls one tool of an MCP server directly and returns the duration and the raw MCP result (JSON). ' +
       'Use it to check a server or a tool after creating or changing it.',
     group: 'meta',
-    parameters: {
-      type: 'object',
-      properties: {
-        server: { type: 'string', description: 'Server name as in mcp_status.' },
-        tool: { type: 'string', description: "The server's tool name (e.g. echo) or the full mcp__… name." },
-        arguments: { type: 'object', description: 'Arguments for the tool.', additionalProperties: true },
-      },
-      required: ['server', 'tool'],
-      additionalProperties: false,
-    },
+    risk: { reads: true, writes: true, network: true },
+    parameters,
     async execute(params, ctx) {
-      const server = String(params.server);
-      const tool = String(params.tool);
-      const args = (params.arguments ?? {}) as Record<string, unknown>;
+      const { server, tool } = params;
+      const args = params.arguments ?? {};
       const refused = await refusal(manager, options, server, tool, args, ctx);
       if (refused !== undefined) return fail(`${server}/${tool} was not called: ${refused}.`);
       const started = performance.now();
@@ -86,5 +89,5 @@ export function createTestMcpTool(manager: McpManager, options: TestMcpToolOptio
         });
       }
     },
-  };
+  });
 }

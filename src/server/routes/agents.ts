@@ -1,6 +1,6 @@
 /**
  * /agents: the profiles and tools the agent can use. `GET /agents/tools` keeps its array shape
- * (DESIGN §5); tools that failed to load are listed at `GET /agents/tools/errors`.
+ * (docs/protocol.md#rest); tools that failed to load are listed at `GET /agents/tools/errors`.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ProfileSummary, ToolSummary } from '../../protocol/rest.js';
@@ -42,5 +42,7 @@ export const agentRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     services.tools.errors().map((e) => ({ origin: e.origin, source: e.source, error: e.error })),
   );
 
+  // Not a consent action: the agent's own reload_tools does the same, and what may run is decided
+  // when a file lands in TOOLS_DIR (write_tool asks the person first).
   app.post('/agents/tools/reload', async () => services.reloadTools());
 };

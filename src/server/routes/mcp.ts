@@ -1,6 +1,6 @@
 /**
  * /agents/mcp: the state of each configured MCP server (what `mcp_status` and `navi doctor`
- * show) and a reload of MCP_SERVERS_DIR without a restart (DESIGN §10, docs/mcp.md).
+ * show) and a reload of MCP_SERVERS_DIR without a restart (docs/mcp.md#http-endpoints-and-navi-doctor).
  * A reload never starts an agent-written server the user has not approved.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -27,11 +27,13 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
   });
 
   // The user's approval of an agent-written server, for when it was not given in the chat (the
-  // question timed out, or the user changed their mind). `command` must be the launch line the
+  // question timed out, or the user changed their mind). Only a client with the person's consent
+  // credential may give it (see consent.ts). `command` must be the launch line the
   // user was shown (GET /agents/mcp, `command`): a config changed since then is refused.
   app.post<{ Params: { name: string }; Body: { command: string } }>(
     '/agents/mcp/servers/:name/approve',
     {
+      config: { consent: true },
       schema: {
         params: {
           type: 'object',
@@ -59,7 +61,8 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
   );
 
   // Resolves once the added and changed servers have made their first connection attempt, so
-  // the answer says whether they came up.
+  // the answer says whether they came up. Not a consent action: agent-written servers still wait
+  // for the approval route, and the rest start from the folder at every restart anyway.
   app.post('/agents/mcp/reload', async (): Promise<McpReloadReport & McpStatusBody> => {
     const mcp = manager();
     const report = await mcp.reload();

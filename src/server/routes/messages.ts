@@ -82,6 +82,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
   app.post<{ Params: { id: string }; Body: { call_id: string; approved: boolean } }>(
     '/sessions/:id/confirm',
     {
+      config: { consent: true },
       schema: {
         params: idParams,
         body: {

@@ -1,4 +1,4 @@
-/** /sessions: create, list, read, rename, pin and delete sessions (DESIGN §5). */
+/** /sessions: create, list, read, rename, pin and delete sessions (docs/protocol.md#rest). */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SessionDetail, SessionSummary } from '../../protocol/rest.js';

@@ -4,8 +4,11 @@
  */
 import type { RawData } from 'ws';
 import { type ClientCommand, clientCommandSchema } from '../../protocol/commands.js';
+import type { ErrorCode } from '../../protocol/error-codes.js';
 
-export type FrameResult = { ok: true; command: ClientCommand } | { ok: false; message: string };
+export type FrameResult =
+  | { ok: true; command: ClientCommand }
+  | { ok: false; code: ErrorCode; message: string };
 
 const KNOWN_TYPES = new Set(['message', 'form_submit', 'tool_confirm']);
 
@@ -22,22 +25,27 @@ function frameText(data: RawData): string {
 export function parseClientFrame(data: RawData, maxBytes: number): FrameResult {
   const size = frameBytes(data);
   if (size > maxBytes) {
-    return { ok: false, message: `The message is too large (${size} bytes; the limit is ${maxBytes}).` };
+    return {
+      ok: false,
+      code: 'BODY_TOO_LARGE',
+      message: `The message is too large (${size} bytes; the limit is ${maxBytes}).`,
+    };
   }
   let value: unknown;
   try {
     value = JSON.parse(frameText(data));
   } catch {
-    return { ok: false, message: 'The message is not valid JSON.' };
+    return { ok: false, code: 'INVALID_JSON', message: 'The message is not valid JSON.' };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, message: 'A message must be a JSON object with a "type".' };
+    return { ok: false, code: 'BAD_REQUEST', message: 'A message must be a JSON object with a "type".' };
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
     const shown = typeof type === 'string' ? `"${type.slice(0, 50)}"` : 'missing';
     return {
       ok: false,
+      code: 'BAD_REQUEST',
       message: `Unknown message type (${shown}); expected message, form_submit or tool_confirm.`,
     };
   }
@@ -45,7 +53,11 @@ export function parseClientFrame(data: RawData, maxBytes: number): FrameResult {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    return { ok: false, message: `Invalid ${type}: ${where}${issue?.message ?? 'invalid'}.` };
+    return {
+      ok: false,
+      code: 'BAD_REQUEST',
+      message: `Invalid ${type}: ${where}${issue?.message ?? 'invalid'}.`,
+    };
   }
   return { ok: true, command: parsed.data };
 }

@@ -1,15 +1,20 @@
 /**
- * `GET /ws/sessions/:id` (DESIGN §6). Access is checked in `preValidation`, before the handler
+ * `GET /ws/sessions/:id` (docs/protocol.md#websocket). Access is checked in `preValidation`, before the handler
  * runs and before anything is subscribed. Because the protocol reports refusals as WebSocket
  * close codes (4401 token, 4403 origin or non-local client, 4004 unknown session), which need
  * an open socket, a refused upgrade is completed and then closed at once with its code: no
  * event is sent, no subscription made, no frame read.
+ *
+ * Whether the client holds the person's consent (the token or a paired-browser cookie) is also
+ * decided at upgrade time: without it, its `tool_confirm` answers are refused with the error code
+ * `CONSENT_REQUIRED` and the confirmation stays pending for a client that has it.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { accessProblem, originAllowed } from '../auth.js';
+import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errorTable } from '../errors.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { parseClientFrame } from './client-frame.js';
@@ -32,6 +37,7 @@ interface Refusal {
 export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = async (app, options) => {
   const { services, runs, files, maxClientFrameBytes } = options;
   const refusals = new WeakMap<FastifyRequest, Refusal>();
+  const consenting = new WeakSet<FastifyRequest>();
 
   async function check(request: FastifyRequest<{ Params: { id: string } }>): Promise<Refusal | undefined> {
     const problem = accessProblem(request, services.settings, false);
@@ -55,6 +61,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
       preValidation: async (request) => {
         const refusal = await check(request);
         if (refusal) refusals.set(request, refusal);
+        else if (await hasConsent(request, services.settings, services.consent)) consenting.add(request);
       },
     },
     (socket: WebSocket, request: FastifyRequest<{ Params: { id: string } }>) => {
@@ -64,6 +71,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
         return;
       }
       const sessionId = request.params.id;
+      const consent = consenting.has(request);
       const log = services.logger.child({ session_id: sessionId });
       const subscriber = new SocketSubscriber(socket, log, options.maxBufferedBytes);
       const unwatch = runs.watch(sessionId, subscriber);
@@ -71,21 +79,29 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
 
       const handle = async (data: RawData): Promise<void> => {
         const frame = parseClientFrame(data, maxClientFrameBytes);
-        if (!frame.ok) return subscriber.sendError(frame.message);
+        if (!frame.ok) return subscriber.sendError(frame.message, frame.code);
         const command = frame.command;
         if (command.type === 'tool_confirm') {
+          // A denial is refused too: it is the person's answer as much as an approval is, and the
+          // question must stay open for the person rather than be answered by someone else.
+          if (!consent)
+            return subscriber.sendError(`${errorTable.CONSENT_REQUIRED.message}.`, 'CONSENT_REQUIRED');
           if (!runs.answer(sessionId, command.call_id, command.approved)) {
-            subscriber.sendError('No tool call of this session is waiting for that confirmation.');
+            subscriber.sendError(
+              'No tool call of this session is waiting for that confirmation.',
+              'CONFIRMATION_NOT_FOUND',
+            );
           }
           return;
         }
         if (runs.get(sessionId)) {
           return subscriber.sendError(
             'The agent is still answering; wait for it to finish or stop it first.',
+            'RUN_ACTIVE',
           );
         }
         if (!(await services.sessions.get(sessionId))) {
-          subscriber.sendError('This session no longer exists.');
+          subscriber.sendError('This session no longer exists.', 'SESSION_NOT_FOUND');
           socket.close(CLOSE_UNKNOWN_SESSION, 'unknown session');
           return;
         }
@@ -99,13 +115,10 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
 
       socket.on('message', (data: RawData) => {
         handle(data).catch((err: unknown) => {
-          if (err instanceof ApiError && err.status < 500) return subscriber.sendError(err.message);
+          if (err instanceof ApiError && err.status < 500) return subscriber.sendError(err.message, err.code);
           log.error({ err }, 'websocket message failed');
-          subscriber.sendError(
-            err instanceof ApiError
-              ? err.message
-              : 'The server could not handle that message; it has been logged.',
-          );
+          if (err instanceof ApiError) return subscriber.sendError(err.message, err.code);
+          subscriber.sendError('The server could not handle that message; it has been logged.', 'INTERNAL');
         });
       });
     },

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
+import type { ErrorCode } from '../../protocol/error-codes.js';
 import type { ServerEvent } from '../../protocol/events.js';
 import type { RunSubscriber } from '../run-subscriber.js';
 
@@ -35,8 +36,8 @@ export class SocketSubscriber implements RunSubscriber {
   }
 
   /** An event outside any run (a refused client message): no run_id, no seq. */
-  sendError(message: string): void {
+  sendError(message: string, code: ErrorCode): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    this.socket.send(JSON.stringify({ type: 'error', message, recoverable: true }));
+    this.socket.send(JSON.stringify({ type: 'error', message, recoverable: true, code }));
   }
 }

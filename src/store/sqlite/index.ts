@@ -1,10 +1,12 @@
-/** The SQLite implementation of the stores (DESIGN §3), opened from one file. */
+/** The SQLite implementation of the stores (docs/architecture.md#storage), opened from one file. */
 import type { Database } from 'better-sqlite3';
+import { SqliteConsentStore } from './consent-store.js';
 import { openDatabase } from './database.js';
 import { SqliteFileStore } from './file-store.js';
 import { SqliteKvStore } from './kv-store.js';
 import { SqliteSessionStore } from './session-store.js';
 
+export { normalisePairingCode, SqliteConsentStore } from './consent-store.js';
 export { checkIntegrity, openDatabase } from './database.js';
 export { SqliteFileStore } from './file-store.js';
 export { SqliteKvStore } from './kv-store.js';
@@ -18,6 +20,7 @@ export interface SqliteStores {
   sessions: SqliteSessionStore;
   kv: SqliteKvStore;
   files: SqliteFileStore;
+  consent: SqliteConsentStore;
   /** Closes the connection; safe to call twice. */
   close(): void;
 }
@@ -30,6 +33,7 @@ export function createSqliteStores(file: string): SqliteStores {
     sessions: new SqliteSessionStore(db),
     kv: new SqliteKvStore(db),
     files: new SqliteFileStore(db),
+    consent: new SqliteConsentStore(db),
     close() {
       if (db.open) db.close();
     },

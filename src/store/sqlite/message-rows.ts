@@ -13,20 +13,29 @@ export interface MessageRow {
   created_at: string;
 }
 
-type Payload = Pick<
-  StoredMessage,
-  'images' | 'tool_calls' | 'tool_call_id' | 'name' | 'is_summary' | 'thinking' | 'metadata'
->;
+type Payload = Omit<StoredMessage, 'id' | 'role' | 'content' | 'created_at'>;
 
+/** Every optional field of a message: all of them live in `payload`. */
 const PAYLOAD_KEYS = [
+  'kind',
   'images',
+  'attachments',
+  'trigger',
+  'form_submit',
   'tool_calls',
   'tool_call_id',
   'name',
-  'is_summary',
   'thinking',
-  'metadata',
+  'interrupted',
+  'stopped',
+  'success',
+  'ui_component',
+  'published',
+  'tool_metadata',
 ] as const satisfies readonly (keyof Payload)[];
+
+// Does not compile when SessionMessage gains a field that is missing above.
+const _everyKeyListed: Record<Exclude<keyof Payload, (typeof PAYLOAD_KEYS)[number]>, never> = {};
 
 /** JSON text of the optional fields present on `m`, or null when it has none. */
 export function toPayload(m: StoredMessage): string | null {

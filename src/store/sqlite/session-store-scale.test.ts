@@ -1,5 +1,5 @@
 /**
- * Persisting a turn must cost what the turn adds, not the session's length (DESIGN §4). Checked
+ * Persisting a turn must cost what the turn adds, not the session's length (docs/architecture.md#tables). Checked
  * structurally (no statement of the store scans a message table) and by behaviour at 100 000
  * messages; speed itself is measured by `npm run bench`, never asserted here.
  */
@@ -79,7 +79,7 @@ describe('session store at scale', () => {
     const last = db.prepare('SELECT id, content FROM context_messages WHERE seq = ?').get(total + 1);
     expect(last).toEqual({ id: `m${total}`, content: 'streamed' });
 
-    await store.replaceContextPrefix('s', `m${total - 2}`, { ...msg(-1), id: 'sum', is_summary: true });
+    await store.replaceContextPrefix('s', `m${total - 2}`, { ...msg(-1), id: 'sum', kind: 'summary' });
     expect((await store.getContext('s')).map((m) => m.id)).toEqual([
       'sum',
       `m${total - 2}`,

@@ -155,10 +155,18 @@ describe('buffers', () => {
       tool_calls: [{ id: 'c1', name: 'web_search', arguments: { query: 'x', n: 3, deep: { a: [1, null] } } }],
       tool_call_id: 'c0',
       name: 'tool-name',
-      is_summary: false,
+      kind: 'form_submit',
+      attachments: [{ name: 'a.txt', path: '/files/a.txt' }],
+      trigger: 'form',
+      form_submit: { form_id: 'f', values: { city: 'Oslo' } },
       thinking: 'hmm',
+      interrupted: true,
+      stopped: true,
+      success: false,
+      ui_component: { component: 'form', payload: { form_id: 'f' } },
+      published: { name: 'n.md', url: '/x', kind: 'markdown', mime_type: 'text/markdown', title: 'N' },
+      tool_metadata: { exit_code: 1 },
       created_at: '2026-01-01T00:00:01.000Z',
-      metadata: { interrupted: true, ui_component: { type: 'form' } },
     };
     const plain = msg('m2');
     await stores.sessions.append('s', [both(full), both(plain)]);
@@ -200,12 +208,12 @@ describe('buffers', () => {
     expect(ids(await stores.sessions.getContext('s'))).toEqual(['1']);
   });
 
-  it('updateMessage patches content, thinking and metadata in every buffer holding the message', async () => {
+  it('updateMessage patches content, thinking and the marks in every buffer holding the message', async () => {
     const m = msg('a', {
       role: 'assistant',
       content: '',
       images: ['x'],
-      metadata: { interrupted: true, keep: 1 },
+      interrupted: true,
     });
     await stores.sessions.append('s', [both(m), { message: msg('ctx'), display: false, context: true }]);
     await stores.sessions.updateMessage('s', 'a', { content: 'partial' });
@@ -214,24 +222,35 @@ describe('buffers', () => {
     expect((await stores.sessions.getMessages('s'))[0]).toEqual(expected);
     expect((await stores.sessions.getContext('s'))[0]).toEqual(expected);
 
-    // Metadata is replaced as a whole: the interrupted mark goes away.
+    // A mark set to false goes away; the other fields stay.
     await stores.sessions.updateMessage('s', 'a', {
       content: 'final',
       thinking: 'more',
-      metadata: { done: true },
+      interrupted: false,
+      stopped: false,
     });
-    expected = { ...m, content: 'final', thinking: 'more', metadata: { done: true } };
+    const { interrupted: _gone, ...finished } = m;
+    expected = { ...finished, content: 'final', thinking: 'more' };
     expect((await stores.sessions.getMessages('s'))[0]).toEqual(expected);
     expect((await stores.sessions.getContext('s'))[0]).toEqual(expected);
     await stores.sessions.updateMessage('s', 'a', { content: null });
     expect((await stores.sessions.getMessages('s'))[0]?.content).toBeNull();
 
     // Only in one buffer: updated there, and the other message is untouched.
-    await stores.sessions.updateMessage('s', 'ctx', { metadata: { success: true } });
+    await stores.sessions.updateMessage('s', 'ctx', { interrupted: true, stopped: true });
     expect((await stores.sessions.getContext('s'))[1]).toEqual({
       ...msg('ctx'),
-      metadata: { success: true },
+      interrupted: true,
+      stopped: true,
     });
+    // Removing the only payload keys leaves a message without any: no empty payload shows.
+    await stores.sessions.updateMessage('s', 'ctx', { interrupted: false, stopped: false });
+    expect(Object.keys((await stores.sessions.getContext('s'))[1]!).sort()).toEqual([
+      'content',
+      'created_at',
+      'id',
+      'role',
+    ]);
     expect(ids(await stores.sessions.getMessages('s'))).toEqual(['a']);
   });
 
@@ -242,7 +261,7 @@ describe('buffers', () => {
 });
 
 describe('replaceContextPrefix', () => {
-  const summary = msg('sum', { role: 'system', content: 'summary', is_summary: true });
+  const summary = msg('sum', { role: 'system', content: 'summary', kind: 'summary' });
 
   beforeEach(async () => {
     await stores.sessions.create({ id: 's', profile_id: 'p' });

@@ -1,5 +1,5 @@
 /**
- * SessionStore on SQLite (DESIGN §4). Every statement is prepared once in the constructor. The
+ * SessionStore on SQLite (docs/architecture.md#sessions). Every statement is prepared once in the constructor. The
  * two buffers live in `messages` (display) and `context_messages` (LLM context) with the same
  * shape, each ordered by an integer `seq` per session.
  *
@@ -44,8 +44,8 @@ interface UpdateMessage {
   id: string;
   set_content: 0 | 1;
   content: string | null;
-  thinking: string | null;
-  metadata: string | null;
+  /** JSON merge patch of the payload, or null to leave it as it is. */
+  patch: string | null;
 }
 
 /** The statements of one buffer table. */
@@ -74,15 +74,14 @@ class BufferStatements {
       `SELECT id, role, content, payload, created_at FROM ${table} WHERE session_id = ? ORDER BY seq`,
     );
     // One statement per buffer whatever the patch holds, so a streaming save is one indexed update.
-    // Nested json_set keeps the other payload keys (images, tool calls…) without reading them out.
+    // A JSON merge patch keeps the other payload keys (images, tool calls…) without reading them
+    // out; its nulls remove keys. An emptied payload becomes NULL, as toPayload writes it.
     this.update = db.prepare(
       `UPDATE ${table} SET
          content = CASE WHEN @set_content THEN @content ELSE content END,
          payload = CASE
-           WHEN @thinking IS NULL AND @metadata IS NULL THEN payload
-           WHEN @metadata IS NULL THEN json_set(coalesce(payload, '{}'), '$.thinking', @thinking)
-           WHEN @thinking IS NULL THEN json_set(coalesce(payload, '{}'), '$.metadata', json(@metadata))
-           ELSE json_set(coalesce(payload, '{}'), '$.thinking', @thinking, '$.metadata', json(@metadata))
+           WHEN @patch IS NULL THEN payload
+           ELSE nullif(json_patch(coalesce(payload, '{}'), @patch), '{}')
          END
        WHERE session_id = @session_id AND id = @id`,
     );
@@ -198,8 +197,7 @@ export class SqliteSessionStore implements SessionStore {
         id: messageId,
         set_content: patch.content === undefined ? 0 : 1,
         content: patch.content ?? null,
-        thinking: patch.thinking ?? null,
-        metadata: patch.metadata === undefined ? null : JSON.stringify(patch.metadata),
+        patch: payloadPatch(patch),
       };
       const changed = this.display.update.run(params).changes + this.context.update.run(params).changes;
       if (changed === 0) throw new Error(`Message ${messageId} is not in session ${sessionId}`);
@@ -303,4 +301,13 @@ export class SqliteSessionStore implements SessionStore {
       throw explain(err, sessionId);
     }
   }
+}
+
+/** The payload part of `patch` as a JSON merge patch, or null when it changes no payload key. */
+function payloadPatch(patch: MessagePatch): string | null {
+  const merge: Record<string, string | true | null> = {};
+  if (patch.thinking !== undefined) merge.thinking = patch.thinking;
+  if (patch.interrupted !== undefined) merge.interrupted = patch.interrupted ? true : null;
+  if (patch.stopped !== undefined) merge.stopped = patch.stopped ? true : null;
+  return Object.keys(merge).length > 0 ? JSON.stringify(merge) : null;
 }

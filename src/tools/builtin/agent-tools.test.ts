@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ProfileRegistry, profileSchema } from '../../config/profiles.js';
 import type { AgentEvent } from '../../protocol/events.js';
-import { makeCtx } from '../sandbox/test-support.js';
 import type { AgentHandle, ToolDefinition } from '../types.js';
 import { createAgentTools } from './agent-tools.js';
+import { makeCtx } from './test-support.js';
 
 const profiles = new ProfileRegistry(
   [

@@ -1,5 +1,5 @@
 /**
- * `code_exec` (DESIGN §9): runs Python 3 in a fresh temporary folder under a time limit, a
+ * `code_exec`: runs Python 3 in a fresh temporary folder under a time limit, a
  * memory cap (`ulimit -v`), a file-size cap and an output cap (the run is killed when its
  * output overflows), inside bubblewrap when NAVI_SANDBOX allows: nothing writable but its
  * folder, no network unless the profile allows it. Returns the output, the exit code and the
@@ -8,27 +8,51 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { walk } from '../fs/fs-ops.js';
-import { bwrapArgs, decideSandbox, naviPrivatePaths, safeEnv } from '../sandbox/bwrap.js';
-import { runProcess } from '../sandbox/run-process.js';
-import { ScratchDirs } from '../sandbox/scratch-dirs.js';
-import { sshKeyPaths } from '../ssh/hosts-file.js';
-import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { walk } from '../../machine/fs/fs-ops.js';
+import { naviControlFolders } from '../../machine/fs/navi-paths.js';
+import { PathGuard } from '../../machine/fs/path-guard.js';
+import { BwrapSandbox, naviPrivatePaths, safeEnv } from '../../machine/sandbox/bwrap.js';
+import { homeFolders } from '../../machine/sandbox/credential-paths.js';
+import { runProcess } from '../../machine/sandbox/run-process.js';
+import { type SandboxLaunch, sandboxLaunch, setupFailure } from '../../machine/sandbox/sandbox-launch.js';
+import type { NetworkHelpers } from '../../machine/sandbox/sandbox-network.js';
+import { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
+import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 import { formatRun } from './terminal.js';
 
 export type CodeExecSettings = Pick<
   Settings,
-  'NAVI_SANDBOX' | 'DB_PATH' | 'SESSION_FILES_DIR' | 'SSH_HOSTS_FILE'
+  | 'NAVI_SANDBOX'
+  | 'DB_PATH'
+  | 'SESSION_FILES_DIR'
+  | 'SSH_HOSTS_FILE'
+  | 'FS_ALLOWED_PATHS'
+  | 'HTTP_ALLOW_PRIVATE'
+  | 'TOOLS_DIR'
+  | 'CONTEXT_PROVIDERS_DIR'
+  | 'MCP_SERVERS_DIR'
+  | 'MCP_SCAFFOLD_DIR'
+  | 'PROFILES_DIR'
 >;
 
 export interface CodeExecToolDeps {
   settings: CodeExecSettings;
   scratch?: ScratchDirs;
+  /** Whether the profile may use the network (profile `network_access`); default: no network. */
   networkAllowed?: (profileId: string) => boolean;
+  /** Replaces the search for slirp4netns, unshare, nsenter and ip (tests of a machine without them). */
+  networkHelpers?: NetworkHelpers | { missing: string[] };
   hiddenPaths?: readonly string[];
   python?: string;
   bwrapPath?: string;
+  /** Probe results and warnings, shared with the other sandboxed tool; a fresh one when absent. */
+  sandbox?: BwrapSandbox;
+  /** SSH_HOSTS_FILE, whose key files are hidden; shared with ssh_exec; a fresh reader when absent. */
+  hosts?: SshHostsFile;
   bashPath?: string;
   env?: NodeJS.ProcessEnv;
   defaultTimeoutMs?: number;
@@ -38,76 +62,71 @@ export interface CodeExecToolDeps {
   maxFileMb?: number;
 }
 
-const pythonCache = new Map<string, Promise<string | { error: string }>>();
-
 /** The real interpreter behind `python` (shims resolved), or why there is none. */
 export function findPython(python: string, env: NodeJS.ProcessEnv): Promise<string | { error: string }> {
-  let found = pythonCache.get(python);
-  if (!found) {
-    found = new Promise((done) => {
-      execFile(
-        python,
-        ['-c', 'import sys; print(sys.executable)'],
-        { env, timeout: 15_000 },
-        (err, stdout) => {
-          if (!err && stdout.trim() !== '') return done(stdout.trim());
-          const missing = (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-          done({
-            error: missing
-              ? `Python 3 is not installed ("${python}" was not found on PATH); code_exec cannot run. Install python3 or use another tool.`
-              : `Python 3 ("${python}") does not start: ${err?.message ?? 'no interpreter path printed'}`,
-          });
-        },
-      );
+  return new Promise((done) => {
+    execFile(python, ['-c', 'import sys; print(sys.executable)'], { env, timeout: 15_000 }, (err, stdout) => {
+      if (!err && stdout.trim() !== '') return done(stdout.trim());
+      const missing = (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+      done({
+        error: missing
+          ? `Python 3 is not installed ("${python}" was not found on PATH); code_exec cannot run. Install python3 or use another tool.`
+          : `Python 3 ("${python}") does not start: ${err?.message ?? 'no interpreter path printed'}`,
+      });
     });
-    pythonCache.set(python, found);
-  }
-  return found;
+  });
 }
 
-export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
+/** The parameters, with the time limit this instance allows. */
+function parametersFor(maxTimeoutMs: number) {
+  return z.strictObject({
+    code: z.string().describe('Python 3 source to run.'),
+    timeout_seconds: z
+      .number()
+      .min(1)
+      .max(maxTimeoutMs / 1000)
+      .optional()
+      .describe('Time limit.'),
+  });
+}
+
+export function createCodeExecTool(deps: CodeExecToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
   const scratch = deps.scratch ?? new ScratchDirs();
   const defaultTimeout = deps.defaultTimeoutMs ?? 30_000;
   const maxTimeout = deps.maxTimeoutMs ?? 300_000;
   const memoryMb = deps.memoryMb ?? 512;
   const maxOutput = deps.maxOutputBytes ?? 100_000;
   const maxFileMb = deps.maxFileMb ?? 100;
+  const sandboxes = deps.sandbox ?? new BwrapSandbox();
+  const hostsFile = deps.hosts ?? new SshHostsFile(deps.settings.SSH_HOSTS_FILE);
+  // Looked up once per tool: the interpreter does not change while Navi runs.
+  let interpreter: Promise<string | { error: string }> | undefined;
+  // The allowed roots are visible (read-only) so programs can read the person's data.
+  const roots = new PathGuard({ roots: deps.settings.FS_ALLOWED_PATHS });
 
-  return {
+  return defineTool({
     name: 'code_exec',
     group: 'runtime',
+    risk: { reads: true, writes: true, executes: true, network: true, sandboxed: true },
     description:
       'Run a Python 3 program in a fresh temporary folder and get stdout, stderr, the exit code and the ' +
       `files it wrote there (absolute paths, usable with share_file). Limits: ${memoryMb} MB memory, ` +
       `${maxOutput} bytes of output, default ${defaultTimeout / 1000} s.`,
-    parameters: {
-      type: 'object',
-      properties: {
-        code: { type: 'string', description: 'Python 3 source to run.' },
-        timeout_seconds: {
-          type: 'number',
-          minimum: 1,
-          maximum: maxTimeout / 1000,
-          description: 'Time limit.',
-        },
-      },
-      required: ['code'],
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const code = typeof params.code === 'string' ? params.code : '';
+    parameters: parametersFor(maxTimeout),
+    async execute(params, ctx) {
+      const { code } = params;
       if (code.trim() === '') return fail('Parameter "code" must contain a Python program.');
       const hostEnv = deps.env ?? process.env;
-      const python = await findPython(deps.python ?? 'python3', hostEnv);
+      interpreter ??= findPython(deps.python ?? 'python3', safeEnv(hostEnv));
+      const python = await interpreter;
       if (typeof python !== 'string') return fail(python.error);
-      const sandbox = await decideSandbox(deps.settings.NAVI_SANDBOX, deps.bwrapPath, ctx.log);
+      const sandbox = await sandboxes.decide(deps.settings.NAVI_SANDBOX, deps.bwrapPath, ctx.log);
       if (sandbox.use === 'refuse') return fail(sandbox.message);
 
       const dir = scratch.create('navi-code-');
       const script = `${dir}/main.py`;
       writeFileSync(script, code);
-      const seconds =
-        typeof params.timeout_seconds === 'number' ? params.timeout_seconds : defaultTimeout / 1000;
+      const seconds = params.timeout_seconds ?? defaultTimeout / 1000;
       const timeoutMs = Math.min(Math.max(1000, seconds * 1000), maxTimeout);
       const env = safeEnv(hostEnv, {
         HOME: dir,
@@ -127,25 +146,34 @@ export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
       ];
       let command = inner[0] as string;
       let args = inner.slice(1);
+      let launch: SandboxLaunch | undefined;
       if (sandbox.use === 'bwrap') {
-        command = sandbox.path;
-        args = [
-          ...bwrapArgs({
+        launch = sandboxLaunch({
+          bwrapPath: sandbox.path,
+          mounts: {
+            visible: roots.unrestricted ? 'all' : roots.roots,
             writable: [dir],
+            readOnly: naviControlFolders(deps.settings).map((folder) => folder.path),
             hidden: naviPrivatePaths({
               dbPath: deps.settings.DB_PATH,
               sessionFilesDir: deps.settings.SESSION_FILES_DIR,
               sshHostsFile: deps.settings.SSH_HOSTS_FILE,
               // The SSH keys ssh_exec uses are Navi's secrets too.
-              extra: [...(deps.hiddenPaths ?? []), ...(await sshKeyPaths(deps.settings.SSH_HOSTS_FILE))],
+              extra: [...(deps.hiddenPaths ?? []), ...(await hostsFile.keyPaths())],
             }),
-            network: deps.networkAllowed?.(ctx.profileId) ?? true,
-            cwd: dir,
+            homes: homeFolders([hostEnv.HOME]),
+            programs: [python, process.execPath],
+            path: env.PATH,
             tmpfsTmp: false,
-            env,
-          }),
-          ...inner,
-        ];
+          },
+          cwd: dir,
+          env,
+          networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
+          allowPrivate: deps.settings.HTTP_ALLOW_PRIVATE,
+          ...(deps.networkHelpers ? { helpers: deps.networkHelpers } : {}),
+        });
+        command = launch.program;
+        args = [...launch.args, ...inner];
       }
       let run: Awaited<ReturnType<typeof runProcess>>;
       try {
@@ -158,6 +186,8 @@ export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
           signal: ctx.signal,
           maxOutputBytes: maxOutput,
           killOnOverflow: true,
+          extraFds: launch?.extraFds ?? 0,
+          ...(launch?.prepare ? { prepare: launch.prepare } : {}),
         });
       } catch (err) {
         return fail(`Could not start Python: ${(err as Error).message}`);
@@ -167,10 +197,13 @@ export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
         exit_code: run.exitCode,
         timed_out: run.timedOut,
         sandboxed: sandbox.use === 'bwrap',
+        network: launch?.network ?? 'unsandboxed',
         work_dir: dir,
         files,
       };
-      let text = formatRun(run);
+      if (run.setupError !== undefined && !run.timedOut && !run.aborted)
+        return fail(`${setupFailure(run.setupError)}\n${formatRun(run)}`, meta);
+      let text = [...(launch?.notes ?? []), formatRun(run)].join('\n');
       if (files.length > 0) {
         text += `\nFiles written (kept for a while; use share_file to give one to the user):\n${files
           .map((f) => `- ${f.path} (${f.size} bytes)`)
@@ -187,7 +220,7 @@ export function createCodeExecTool(deps: CodeExecToolDeps): ToolDefinition {
       }
       return run.exitCode === 0 ? ok(text, meta) : fail(text, meta);
     },
-  };
+  });
 }
 
 async function writtenFiles(dir: string): Promise<Array<{ path: string; size: number }>> {

@@ -1,5 +1,5 @@
 /**
- * `content_publish` (DESIGN §9): marks a file of this session for inline viewing in the
+ * `content_publish`: marks a file of this session for inline viewing in the
  * client. The registration lives in the tool result's `metadata.published`, which the agent
  * stores on the tool message (src/agent/tool-turn.ts), so it is sent with the `tool_call` event
  * and comes back with the session's messages after a reload. The client renders HTML only in a
@@ -7,10 +7,12 @@
  * always served by the files route, never embedded in the message.
  */
 import { join, relative, resolve } from 'node:path';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
+import { isTextMime, mimeTypeOf } from '../../machine/fs/mime.js';
 import type { FileStore } from '../../store/types.js';
-import { isTextMime, mimeTypeOf } from '../fs/mime.js';
-import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 import { sessionFileUrl } from './share-file.js';
 
 export type PublishedKind = 'image' | 'markdown' | 'html' | 'text' | 'pdf';
@@ -30,7 +32,7 @@ export interface ContentPublishToolDeps {
   now?: () => Date;
 }
 
-const KINDS: readonly PublishedKind[] = ['image', 'markdown', 'html', 'text', 'pdf'];
+const KINDS = ['image', 'markdown', 'html', 'text', 'pdf'] as const satisfies readonly PublishedKind[];
 
 function kindOf(mime: string): PublishedKind | undefined {
   if (mime.startsWith('image/')) return 'image';
@@ -41,30 +43,24 @@ function kindOf(mime: string): PublishedKind | undefined {
   return undefined;
 }
 
-export function createContentPublishTool(deps: ContentPublishToolDeps): ToolDefinition {
+const parameters = z.strictObject({
+  name: z.string().describe('Name of a session file (as share_file returned it).'),
+  title: z.string().optional().describe('Caption shown above the content.'),
+  kind: z.enum(KINDS).optional().describe('How to render it; guessed from the file type when left out.'),
+});
+
+export function createContentPublishTool(deps: ContentPublishToolDeps): TypedTool<typeof parameters> {
   const now = deps.now ?? (() => new Date());
-  return {
+  return defineTool({
     name: 'content_publish',
     group: 'session',
+    risk: { reads: true, writes: true },
     description:
       "Show a file of this session inline in the user's chat (image, Markdown, HTML in a sandboxed " +
       'frame, plain text, PDF). Share a local file with share_file first, then publish it by name.',
-    parameters: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', description: 'Name of a session file (as share_file returned it).' },
-        title: { type: 'string', description: 'Caption shown above the content.' },
-        kind: {
-          type: 'string',
-          enum: [...KINDS],
-          description: 'How to render it; guessed from the file type when left out.',
-        },
-      },
-      required: ['name'],
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const name = typeof params.name === 'string' ? params.name.trim() : '';
+    parameters,
+    async execute(params, ctx) {
+      const name = params.name.trim();
       if (name === '') return fail('Parameter "name" must name a file of this session.');
       const record = await deps.files.get(ctx.sessionId, name);
       const sessionDir = resolve(join(deps.settings.SESSION_FILES_DIR, ctx.sessionId));
@@ -87,7 +83,7 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): ToolDefi
       }
       const mime = record.mime_type || mimeTypeOf(record.name);
       const guessed = kindOf(mime);
-      const kind = typeof params.kind === 'string' ? (params.kind as PublishedKind) : guessed;
+      const kind: PublishedKind | undefined = params.kind ?? guessed;
       if (!kind) {
         return fail(
           `"${name}" is ${mime}, which cannot be shown inline (images, Markdown, HTML, text and PDF can). ` +
@@ -98,8 +94,7 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): ToolDefi
         return fail(`"${name}" is ${mime}, not an image; choose another kind or leave "kind" out.`);
       if (kind === 'pdf' && guessed !== 'pdf')
         return fail(`"${name}" is ${mime}, not a PDF; choose another kind or leave "kind" out.`);
-      const title =
-        typeof params.title === 'string' && params.title.trim() !== '' ? params.title.trim() : name;
+      const title = params.title?.trim() || name;
       const published: PublishedContent = {
         name,
         url: sessionFileUrl(ctx.sessionId, name),
@@ -109,5 +104,5 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): ToolDefi
       };
       return ok(`Published "${name}" for the user to see inline as ${kind} ("${title}").`, { published });
     },
-  };
+  });
 }

@@ -66,6 +66,8 @@ describe('createCoreTools', () => {
         name: 'mcp__navi_web__web_search',
         description: 'Search the web. More.',
         parameters: { type: 'object' },
+        // What a read-only, open-world MCP tool declares: it counts as group:web.
+        risk: { reads: true, network: true },
         execute: async () => ok(''),
       },
       source: 'mcp',

@@ -1,6 +1,7 @@
 import {
   constants,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -13,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testSettings } from '../../config/settings.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import { makeCtx } from '../sandbox/test-support.js';
+import { PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import { testGuard } from '../test-helpers.js';
 import type { ToolDefinition } from '../types.js';
 import { createFilesystemTool } from './filesystem.js';
+import { makeCtx } from './test-support.js';
 
 let base: string;
 let root: string;
@@ -32,7 +34,10 @@ beforeEach(() => {
   mkdirSync(root);
   mkdirSync(outside);
   writeFileSync(join(outside, 'secret.txt'), 'TOP SECRET\n');
-  tool = createFilesystemTool({ settings: testSettings({ FS_ALLOWED_PATHS: root }) });
+  tool = createFilesystemTool({
+    settings: testSettings({ FS_ALLOWED_PATHS: root }),
+    guard: testGuard(testSettings({ FS_ALLOWED_PATHS: root })),
+  });
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
@@ -87,6 +92,7 @@ describe('filesystem: normal use', () => {
     expect(deep.output).toContain('d/e/f.txt (5 bytes)');
     const small = createFilesystemTool({
       settings: testSettings({ FS_ALLOWED_PATHS: root }),
+      guard: testGuard(testSettings({ FS_ALLOWED_PATHS: root })),
       limits: { listEntries: 2 },
     });
     const cut = await small.execute({ action: 'list', path: root, recursive: true }, ctx);
@@ -201,6 +207,40 @@ describe('filesystem: hostile paths', () => {
     expect(existsSync(join(outside, 'not-yet.txt'))).toBe(false);
   });
 
+  it('follows links that stay inside the root, for reading, writing and listing', async () => {
+    mkdirSync(join(root, 'real/deep'), { recursive: true });
+    writeFileSync(join(root, 'real/deep/f.txt'), 'in root');
+    symlinkSync('real', join(root, 'alias'));
+    symlinkSync('../f.txt', join(root, 'real/deep/up'));
+    symlinkSync(join(root, 'alias/deep'), join(root, 'chain'));
+    expect((await run({ action: 'read', path: join(root, 'alias/deep/f.txt') })).output).toBe('in root');
+    expect((await run({ action: 'read', path: join(root, 'chain/f.txt') })).output).toBe('in root');
+    await run({ action: 'write', path: join(root, 'chain/up'), content: 'via links' });
+    expect(readFileSync(join(root, 'real/f.txt'), 'utf8')).toBe('via links');
+    expect((await run({ action: 'list', path: join(root, 'alias') })).output).toContain('deep/');
+    symlinkSync('loop', join(root, 'loop'));
+    expect((await run({ action: 'read', path: join(root, 'loop') })).output).toContain(
+      'Too many symbolic links',
+    );
+  });
+
+  it('refuses a private file by identity, whatever name reaches it', async () => {
+    const secret = join(root, 'navi.db');
+    writeFileSync(secret, 'private');
+    linkSync(secret, join(root, 'innocent.txt'));
+    const guarded = createFilesystemTool({
+      settings: testSettings({ FS_ALLOWED_PATHS: root }),
+      guard: new PathGuard({ roots: [root], hidden: [secret] }),
+    });
+    for (const path of [secret, join(root, 'innocent.txt')]) {
+      const r = await guarded.execute({ action: 'read', path }, ctx);
+      expect(r.output).toContain("is Navi's own private data");
+    }
+    const del = await guarded.execute({ action: 'delete', path: root, recursive: true }, ctx);
+    expect(del.success).toBe(false);
+    expect(existsSync(secret)).toBe(true);
+  });
+
   it('expands ~ before checking', async () => {
     const r = await run({ action: 'list', path: '~' });
     expect(r.output).toContain('outside the allowed folders');
@@ -215,7 +255,9 @@ describe('PathGuard: a file swapped for a link between check and use', () => {
     unlinkSync(checked);
     symlinkSync(join(outside, 'secret.txt'), checked);
     await expect(guard.open(checked, constants.O_RDONLY)).rejects.toThrow(PathRefusedError);
-    await expect(guard.open(checked, constants.O_RDONLY)).rejects.toThrow('was replaced by a symbolic link');
+    await expect(guard.open(checked, constants.O_RDONLY)).rejects.toThrow(
+      `resolves to ${join(outside, 'secret.txt')}, which is outside the allowed folders`,
+    );
   });
 
   it('refuses when a folder on the way became a link', async () => {
@@ -226,7 +268,7 @@ describe('PathGuard: a file swapped for a link between check and use', () => {
     rmSync(join(root, 'sub'), { recursive: true });
     symlinkSync(outside, join(root, 'sub'));
     await expect(guard.open(checked, constants.O_RDONLY)).rejects.toThrow(
-      `now leads to ${join(outside, 'secret.txt')}`,
+      `resolves to ${join(outside, 'secret.txt')}, which is outside`,
     );
   });
 
@@ -243,7 +285,10 @@ describe('PathGuard: a file swapped for a link between check and use', () => {
   });
 
   it('allows everything with *', async () => {
-    const open = createFilesystemTool({ settings: testSettings({ FS_ALLOWED_PATHS: '*' }) });
+    const open = createFilesystemTool({
+      settings: testSettings({ FS_ALLOWED_PATHS: '*' }),
+      guard: testGuard(testSettings({ FS_ALLOWED_PATHS: '*' })),
+    });
     const r = await open.execute({ action: 'read', path: join(outside, 'secret.txt') }, ctx);
     expect(r.output).toBe('TOP SECRET');
   });

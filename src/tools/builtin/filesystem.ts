@@ -1,22 +1,26 @@
 /**
- * `filesystem` (DESIGN §9): read, write, append, list, copy, move, delete, grep and diff local
- * files, confined to FS_ALLOWED_PATHS by a `PathGuard`. Every path is resolved (`~`, `..`,
- * symbolic links) before the check, and files are opened through the guard so a file swapped
- * for a link between check and use is refused.
+ * `filesystem`: read, write, append, list, copy, move, delete, grep and diff local files,
+ * confined to FS_ALLOWED_PATHS by a `PathGuard`. Every operation acts on what the guard's walk
+ * opened (a folder and one name in it), never on a path string checked earlier, so swapping a
+ * folder for a symbolic link during the call cannot make it reach outside the allowed folders.
  */
 import { constants } from 'node:fs';
-import { cp, type FileHandle, lstat, mkdir, readlink, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { grep, looksBinary, readLineWindow, sampleOf, walk } from '../fs/fs-ops.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import { DiffTooLargeError, unifiedDiff } from '../fs/text-diff.js';
-import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { codeOf, lstatAt, lstatIfAny, openDirAt, readlinkAt, renameAt } from '../../machine/fs/beneath.js';
+import { grep, looksBinary, readLineWindow, sampleOf, walkBeneath } from '../../machine/fs/fs-ops.js';
+import { followLink, isWithin, type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import { DiffTooLargeError, unifiedDiff } from '../../machine/fs/text-diff.js';
+import { copyTree, removeTree } from '../../machine/fs/tree-ops.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok, type ToolResult } from '../types.js';
 
 export interface FilesystemToolDeps {
   settings: Pick<Settings, 'FS_ALLOWED_PATHS'>;
-  /** Overrides the guard built from the settings (tests, or a shared instance). */
-  guard?: PathGuard;
+  /** Every path goes through it; the composition root passes the one guard all file tools share. */
+  guard: PathGuard;
   limits?: Partial<typeof defaultLimits>;
 }
 
@@ -35,32 +39,53 @@ const defaultLimits = {
 const actions = ['read', 'write', 'append', 'list', 'copy', 'move', 'delete', 'grep', 'diff'] as const;
 type Action = (typeof actions)[number];
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const int = (v: unknown): number | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? Math.floor(v) : undefined;
+/** The parameters, with the read window this instance uses by default. */
+function parametersFor(readLines: number) {
+  return z.strictObject({
+    action: z.enum(actions).describe('What to do.'),
+    path: z.string().describe('File or folder (grep: file or folder to search).'),
+    content: z.string().optional().describe('write/append: the text (or base64); diff: new text to compare.'),
+    destination: z.string().optional().describe('copy/move: target path or existing folder.'),
+    other_path: z.string().optional().describe('diff: the second file.'),
+    offset: z.int().min(1).optional().describe('read: first line (1-based).'),
+    limit: z.int().min(1).optional().describe(`read: number of lines (default ${readLines}).`),
+    encoding: z.enum(['utf8', 'base64']).optional().describe('read/write: base64 for binary data.'),
+    recursive: z.boolean().optional().describe('list: descend into folders; delete: remove a folder.'),
+    pattern: z.string().optional().describe('grep: JavaScript regular expression.'),
+    ignore_case: z.boolean().optional().describe('grep: case-insensitive match.'),
+    max_results: z.int().min(1).optional().describe('grep: maximum matches (default 200).'),
+    overwrite: z.boolean().optional().describe('copy/move: replace an existing destination.'),
+  });
+}
 
-export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
-  const guard = deps.guard ?? new PathGuard({ roots: deps.settings.FS_ALLOWED_PATHS });
+type Params = z.output<ReturnType<typeof parametersFor>>;
+
+export function createFilesystemTool(deps: FilesystemToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
+  const { guard } = deps;
   const limits = { ...defaultLimits, ...deps.limits };
 
-  const handlers: Record<Action, (p: ToolParams) => Promise<ToolResult>> = {
-    read: (p) => read(p),
-    write: (p) => write(p, false),
-    append: (p) => write(p, true),
-    list: (p) => list(p),
-    copy: (p) => copyOrMove(p, false),
-    move: (p) => copyOrMove(p, true),
-    delete: (p) => remove(p),
-    grep: (p) => search(p),
-    diff: (p) => diff(p),
+  const handlers: Record<Action, (p: Params, signal: AbortSignal) => Promise<ToolResult>> = {
+    read: (p, signal) => read(p, signal),
+    write: (p, signal) => write(p, false, signal),
+    append: (p, signal) => write(p, true, signal),
+    list: (p, signal) => list(p, signal),
+    copy: (p, signal) => copyOrMove(p, false, signal),
+    move: (p, signal) => copyOrMove(p, true, signal),
+    delete: (p, signal) => remove(p, signal),
+    grep: (p, signal) => search(p, signal),
+    diff: (p, signal) => diff(p, signal),
   };
 
-  async function read(p: ToolParams): Promise<ToolResult> {
-    const path = await guard.resolve(requirePath(p));
-    const handle = await guard.open(path, constants.O_RDONLY);
+  async function read(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    const {
+      handle,
+      path,
+      stats: info,
+    } = await guard.openFile(requirePath(p), constants.O_RDONLY, { signal });
     try {
-      const info = await handle.stat();
       if (info.isDirectory()) return fail(`${path} is a directory; use action "list".`);
+      if (!info.isFile())
+        return fail(`${path} is not a regular file (a device, pipe or socket); not reading it.`);
       if (p.encoding === 'base64') {
         if (info.size > limits.base64Bytes) {
           return fail(
@@ -76,8 +101,8 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
       if (looksBinary(await sampleOf(handle))) {
         return fail(`${path} looks like a binary file (${info.size} bytes); read it with encoding "base64".`);
       }
-      const offset = Math.max(1, int(p.offset) ?? 1);
-      const limit = Math.max(1, int(p.limit) ?? limits.readLines);
+      const offset = Math.max(1, p.offset ?? 1);
+      const limit = Math.max(1, p.limit ?? limits.readLines);
       const window = await readLineWindow(handle, offset, limit, limits.maxLineChars);
       const last = offset + window.lines.length - 1;
       let text = window.lines.join('\n');
@@ -91,18 +116,18 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     }
   }
 
-  async function write(p: ToolParams, append: boolean): Promise<ToolResult> {
-    const content = str(p.content);
+  async function write(p: Params, append: boolean, signal: AbortSignal): Promise<ToolResult> {
+    const content = p.content;
     if (content === undefined) return fail(`Action "${append ? 'append' : 'write'}" needs "content".`);
     const data = p.encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
-    const path = await guard.resolve(requirePath(p));
-    guard.assertWritable(path);
-    await mkdir(dirname(path), { recursive: true });
     const flags = constants.O_WRONLY | constants.O_CREAT | (append ? constants.O_APPEND : 0);
-    const handle = await guard.open(path, flags);
+    const { handle, path, stats } = await guard.openFile(requirePath(p), flags, {
+      createParents: true,
+      signal,
+    });
     try {
-      if ((await handle.stat()).isDirectory()) return fail(`${path} is a directory.`);
-      // Truncation happens only after the guard has checked what was opened.
+      if (!stats.isFile()) return fail(`${path} is not a regular file; not writing to it.`);
+      // Truncation only once the open proved what the name leads to.
       if (!append) await handle.truncate(0);
       await handle.write(data);
     } finally {
@@ -111,98 +136,121 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     return ok(`${append ? 'Appended' : 'Wrote'} ${data.length} bytes to ${path}.`, { path });
   }
 
-  async function list(p: ToolParams): Promise<ToolResult> {
-    const path = await guard.resolve(requirePath(p));
-    const info = await stat(path);
-    if (!info.isDirectory()) return ok(`${path} (file, ${info.size} bytes)`);
+  async function list(p: Params, signal: AbortSignal): Promise<ToolResult> {
     const recursive = p.recursive === true;
-    const { entries, truncated } = await walk(path, {
-      recursive,
-      maxEntries: limits.listEntries,
-      maxDepth: recursive ? limits.listDepth : 1,
-    });
-    const lines: string[] = [];
-    for (const e of entries) {
-      if (e.dirent.isSymbolicLink())
-        lines.push(`${e.relative} -> ${await readlink(e.path).catch(() => '?')}`);
-      else if (e.dirent.isDirectory()) lines.push(`${e.relative}/`);
-      else {
-        const size = await lstat(e.path)
-          .then((s) => s.size)
-          .catch(() => 0);
-        lines.push(`${e.relative} (${size} bytes)`);
-      }
-    }
-    if (lines.length === 0) return ok(`${path} is empty.`);
-    if (truncated)
-      lines.push(`[listing stopped after ${limits.listEntries} entries; list a subfolder to see more]`);
-    return ok(`${path}:\n${lines.join('\n')}`, { path, count: entries.length, truncated });
-  }
-
-  async function copyOrMove(p: ToolParams, move: boolean): Promise<ToolResult> {
-    const source = move ? await guard.resolveNoFollow(requirePath(p)) : await guard.resolve(requirePath(p));
-    const destInput = str(p.destination);
-    if (!destInput) return fail(`Action "${move ? 'move' : 'copy'}" needs "destination".`);
-    let dest = await guard.resolve(destInput);
-    guard.assertWritable(dest);
-    if (move) guard.assertWritable(source);
-    const srcInfo = await lstat(source).catch(() => undefined);
-    if (!srcInfo) return fail(`${source} does not exist.`);
-    const destInfo = await stat(dest).catch(() => undefined);
-    if (destInfo?.isDirectory()) {
-      dest = join(dest, basename(source));
-      guard.assertAllowed(dest);
-      guard.assertWritable(dest);
-    }
-    if (dest === source) return fail('Source and destination are the same path.');
-    if (p.overwrite !== true && (await lstat(dest).catch(() => undefined))) {
-      return fail(`${dest} already exists; pass "overwrite": true to replace it.`);
-    }
-    await mkdir(dirname(dest), { recursive: true });
-    if (move) {
+    return guard.at(requirePath(p), { follow: true, signal }, async (spot) => {
+      let top: FileHandle;
       try {
-        await rename(source, dest);
-        return ok(`Moved ${source} to ${dest}.`);
+        top = await openDirAt(spot.dir, spot.name);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        if (codeOf(err) !== 'ENOTDIR') throw err;
+        const info = await lstatAt(spot.dir, spot.name);
+        if (info.isSymbolicLink()) throw followLink();
+        return ok(`${spot.path} (file, ${info.size} bytes)`);
       }
-    }
-    if (srcInfo.isDirectory()) {
-      await cp(source, dest, { recursive: true, verbatimSymlinks: true, force: p.overwrite === true });
-    } else {
-      const from = await guard.open(source, constants.O_RDONLY);
+      const lines: string[] = [];
+      let outcome: { count: number; truncated: boolean };
       try {
-        const to = await guard.open(dest, constants.O_WRONLY | constants.O_CREAT);
-        try {
-          await to.truncate(0);
-          await copyHandle(from, to);
-        } finally {
-          await to.close();
-        }
+        outcome = await walkBeneath(
+          top,
+          { recursive, maxEntries: limits.listEntries, maxDepth: recursive ? limits.listDepth : 1, signal },
+          async (e) => {
+            if (e.dirent.isSymbolicLink()) {
+              const target = await readlinkAt(e.dir, e.dirent.name).catch(() => '?');
+              lines.push(`${e.relative} -> ${target}`);
+            } else if (e.dirent.isDirectory()) lines.push(`${e.relative}/`);
+            else {
+              const size = await lstatAt(e.dir, e.dirent.name).then(
+                (s) => s.size,
+                () => 0,
+              );
+              lines.push(`${e.relative} (${size} bytes)`);
+            }
+            return true;
+          },
+        );
       } finally {
-        await from.close();
+        await top.close();
       }
-    }
-    if (move) await rm(source, { recursive: true });
-    return ok(`${move ? 'Moved' : 'Copied'} ${source} to ${dest}.`);
+      if (lines.length === 0) return ok(`${spot.path} is empty.`);
+      if (outcome.truncated)
+        lines.push(`[listing stopped after ${limits.listEntries} entries; list a subfolder to see more]`);
+      return ok(`${spot.path}:\n${lines.join('\n')}`, {
+        path: spot.path,
+        count: outcome.count,
+        truncated: outcome.truncated,
+      });
+    });
   }
 
-  async function remove(p: ToolParams): Promise<ToolResult> {
-    const path = await guard.resolveNoFollow(requirePath(p));
-    if (guard.roots.includes(path)) return fail(`${path} is an allowed root itself; refusing to delete it.`);
-    guard.assertWritable(path);
-    // lstat: deleting a link removes the link, never what it points to.
-    const info = await lstat(path).catch(() => undefined);
-    if (!info) return fail(`${path} does not exist.`);
-    if (info.isDirectory() && p.recursive !== true) {
-      return fail(`${path} is a directory; pass "recursive": true to delete it with its contents.`);
-    }
-    await rm(path, { recursive: info.isDirectory() });
-    return ok(`Deleted ${path}.`);
+  /** Copies or moves; both ends are spots (opened folder + name), so nothing is reached by path. */
+  async function copyOrMove(p: Params, move: boolean, signal: AbortSignal): Promise<ToolResult> {
+    const what = move ? 'move' : 'copy';
+    const destInput = p.destination;
+    if (!destInput) return fail(`Action "${what}" needs "destination".`);
+    const overwrite = p.overwrite === true;
+    // A move acts on a link itself; a copy copies what a link leads to.
+    return guard.at(requirePath(p), { follow: !move, signal }, async (src) => {
+      const srcInfo = await lstatIfAny(src.dir, src.name);
+      if (!srcInfo) return fail(`${src.path} does not exist.`);
+      if (!move && srcInfo.isSymbolicLink()) throw followLink();
+      if (move) guard.assertRemovable(src.path);
+      return guard.at(destInput, { follow: true, createParents: true, signal }, async (dst) => {
+        // An existing folder as destination receives the source under its own name.
+        const into = await openDirAt(dst.dir, dst.name).catch(async (err: unknown) => {
+          if (codeOf(err) === 'ENOTDIR' && (await lstatIfAny(dst.dir, dst.name))?.isSymbolicLink())
+            throw followLink();
+          if (codeOf(err) === 'ENOENT' || codeOf(err) === 'ENOTDIR') return undefined;
+          throw err;
+        });
+        try {
+          const target = into
+            ? { dir: into, name: basename(src.path), path: join(dst.path, basename(src.path)) }
+            : dst;
+          if (target.name === '.') return fail(`${target.path} is an allowed root; name a path inside it.`);
+          guard.assertAllowed(target.path);
+          guard.assertWritable(target.path);
+          if (target.path === src.path) return fail('Source and destination are the same path.');
+          if (srcInfo.isDirectory() && isWithin(src.path, target.path))
+            return fail(`Cannot ${what} ${src.path} into itself (${target.path}).`);
+          const existing = await lstatIfAny(target.dir, target.name);
+          if (existing && !overwrite)
+            return fail(`${target.path} already exists; pass "overwrite": true to replace it.`);
+          if (move) {
+            try {
+              await renameAt(src.dir, src.name, target.dir, target.name);
+              return ok(`Moved ${src.path} to ${target.path}.`);
+            } catch (err) {
+              if (codeOf(err) !== 'EXDEV') throw err;
+            }
+          }
+          const done = await copyTree(src.dir, src.name, target.dir, target.name, { overwrite, signal });
+          if (move) await removeTree(src.dir, src.name, signal);
+          const skipped = done.skipped > 0 ? ` (${done.skipped} pipes, sockets or devices skipped)` : '';
+          return ok(`${move ? 'Moved' : 'Copied'} ${src.path} to ${target.path}${skipped}.`);
+        } finally {
+          await into?.close();
+        }
+      });
+    });
   }
 
-  async function search(p: ToolParams): Promise<ToolResult> {
-    const pattern = str(p.pattern);
+  async function remove(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    return guard.at(requirePath(p), { follow: false, signal }, async (spot) => {
+      guard.assertRemovable(spot.path);
+      // lstat: deleting a link removes the link, never what it points to.
+      const info = await lstatIfAny(spot.dir, spot.name);
+      if (!info) return fail(`${spot.path} does not exist.`);
+      if (info.isDirectory() && p.recursive !== true) {
+        return fail(`${spot.path} is a directory; pass "recursive": true to delete it with its contents.`);
+      }
+      await removeTree(spot.dir, spot.name, signal);
+      return ok(`Deleted ${spot.path}.`);
+    });
+  }
+
+  async function search(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    const pattern = p.pattern;
     if (!pattern) return fail('Action "grep" needs "pattern" (a regular expression).');
     let regex: RegExp;
     try {
@@ -210,14 +258,15 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     } catch (err) {
       return fail(`Invalid regular expression: ${(err as Error).message}`);
     }
-    const path = await guard.resolve(requirePath(p));
-    const maxResults = Math.min(Math.max(1, int(p.max_results) ?? limits.grepResults), 2000);
+    const path = requirePath(p);
+    const maxResults = Math.min(Math.max(1, p.max_results ?? limits.grepResults), 2000);
     const res = await grep(guard, path, {
       regex,
       maxResults,
       maxFileBytes: limits.grepFileBytes,
       maxFiles: limits.grepFiles,
       maxLineChars: limits.maxLineChars,
+      signal,
     });
     const notes: string[] = [];
     if (res.truncated)
@@ -228,43 +277,43 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
       notes.push(`${res.skipped.large} files over ${limits.grepFileBytes} bytes skipped`);
     if (res.skipped.binary) notes.push(`${res.skipped.binary} binary files skipped`);
     if (res.skipped.outside) notes.push(`${res.skipped.outside} files outside the allowed folders skipped`);
+    if (res.skipped.unreadable) notes.push(`${res.skipped.unreadable} files that could not be read skipped`);
     const head =
       res.matches.length === 0
-        ? `No match for /${pattern}/ in ${res.filesSearched} files under ${path}.`
+        ? `No match for /${pattern}/ in ${res.filesSearched} files under ${guard.absolute(path)}.`
         : `${res.matches.length} matches in ${res.filesSearched} files searched:`;
     const body = [head, ...res.matches, ...notes.map((n) => `[${n}]`)].join('\n');
     return ok(body, { matches: res.matches.length, truncated: res.truncated });
   }
 
-  async function readText(path: string): Promise<string> {
-    const handle = await guard.open(path, constants.O_RDONLY);
+  async function readText(input: string, signal: AbortSignal): Promise<{ path: string; text: string }> {
+    const { handle, path, stats: info } = await guard.openFile(input, constants.O_RDONLY, { signal });
     try {
-      const info = await handle.stat();
+      if (!info.isFile()) throw new DiffTooLargeError(`${path} is not a regular file`);
       if (info.size > limits.diffBytes)
         throw new DiffTooLargeError(`${path} is larger than ${limits.diffBytes} bytes`);
       if (looksBinary(await sampleOf(handle))) throw new DiffTooLargeError(`${path} is a binary file`);
-      return await handle.readFile({ encoding: 'utf8' });
+      return { path, text: await handle.readFile({ encoding: 'utf8' }) };
     } finally {
       await handle.close();
     }
   }
 
-  async function diff(p: ToolParams): Promise<ToolResult> {
-    const path = await guard.resolve(requirePath(p));
-    const otherInput = str(p.other_path);
-    const content = str(p.content);
+  async function diff(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    const input = requirePath(p);
+    const otherInput = p.other_path;
+    const content = p.content;
     if (otherInput === undefined && content === undefined) {
       return fail(
         'Action "diff" needs "other_path" (a second file) or "content" (new text to compare with).',
       );
     }
     try {
-      const before = await readText(path);
+      const { path, text: before } = await readText(input, signal);
       let after: string;
       let toName: string;
       if (otherInput !== undefined) {
-        toName = await guard.resolve(otherInput);
-        after = await readText(toName);
+        ({ path: toName, text: after } = await readText(otherInput, signal));
       } else {
         after = content as string;
         toName = `${path} (proposed)`;
@@ -277,76 +326,35 @@ export function createFilesystemTool(deps: FilesystemToolDeps): ToolDefinition {
     }
   }
 
-  return {
+  return defineTool({
     name: 'filesystem',
     group: 'fs',
+    risk: { reads: true, writes: true },
     description:
       'Read, write, append, list, copy, move, delete, grep (regex) and diff local files. ' +
       'Paths must be inside the allowed folders; `~` and relative paths are resolved first. ' +
       'Large files: read a window with offset/limit (lines). Binary files: encoding "base64".',
-    parameters: {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: [...actions], description: 'What to do.' },
-        path: { type: 'string', description: 'File or folder (grep: file or folder to search).' },
-        content: {
-          type: 'string',
-          description: 'write/append: the text (or base64); diff: new text to compare.',
-        },
-        destination: { type: 'string', description: 'copy/move: target path or existing folder.' },
-        other_path: { type: 'string', description: 'diff: the second file.' },
-        offset: { type: 'integer', minimum: 1, description: 'read: first line (1-based).' },
-        limit: {
-          type: 'integer',
-          minimum: 1,
-          description: `read: number of lines (default ${limits.readLines}).`,
-        },
-        encoding: {
-          type: 'string',
-          enum: ['utf8', 'base64'],
-          description: 'read/write: base64 for binary data.',
-        },
-        recursive: { type: 'boolean', description: 'list: descend into folders; delete: remove a folder.' },
-        pattern: { type: 'string', description: 'grep: JavaScript regular expression.' },
-        ignore_case: { type: 'boolean', description: 'grep: case-insensitive match.' },
-        max_results: { type: 'integer', minimum: 1, description: 'grep: maximum matches (default 200).' },
-        overwrite: { type: 'boolean', description: 'copy/move: replace an existing destination.' },
-      },
-      required: ['action', 'path'],
-      additionalProperties: false,
-    },
-    async execute(params) {
-      const action = params.action as Action;
-      const handler = handlers[action];
-      if (!handler)
-        return fail(`Unknown action "${String(params.action)}"; use one of ${actions.join(', ')}.`);
+    parameters: parametersFor(limits.readLines),
+    async execute(params, ctx) {
+      const { action } = params;
       try {
-        return await handler(params);
+        return await handlers[action](params, ctx.signal);
       } catch (err) {
         if (err instanceof PathRefusedError) return fail(err.message);
         const e = err as NodeJS.ErrnoException;
-        if (e.code === 'ENOENT') return fail(`No such file or folder: ${e.path ?? str(params.path)}.`);
+        if (e.code === 'ENOENT') return fail(`No such file or folder: ${e.path ?? params.path}.`);
         if (e.code === 'EACCES' || e.code === 'EPERM')
-          return fail(`Permission denied: ${e.path ?? str(params.path)}.`);
-        if (e.code === 'EISDIR') return fail(`${e.path ?? str(params.path)} is a directory.`);
-        if (e.code === 'ENOTDIR') return fail(`A part of ${e.path ?? str(params.path)} is not a folder.`);
+          return fail(`Permission denied: ${e.path ?? params.path}.`);
+        if (e.code === 'EISDIR') return fail(`${e.path ?? params.path} is a directory.`);
+        if (e.code === 'ENOTDIR') return fail(`A part of ${e.path ?? params.path} is not a folder.`);
         return fail(`filesystem ${action} failed: ${e.message}`);
       }
     },
-  };
+  });
 }
 
-function requirePath(p: ToolParams): string {
-  const path = str(p.path);
+function requirePath(p: Params): string {
+  const path = p.path;
   if (!path) throw new PathRefusedError('Parameter "path" is required.');
   return path;
-}
-
-async function copyHandle(from: FileHandle, to: FileHandle): Promise<void> {
-  const buf = Buffer.alloc(1 << 20);
-  for (;;) {
-    const { bytesRead } = await from.read(buf, 0, buf.length, null);
-    if (bytesRead === 0) return;
-    await to.write(buf, 0, bytesRead);
-  }
 }

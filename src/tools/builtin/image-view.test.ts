@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GuardedFetchOptions } from '../net/ssrf-guard.js';
-import { makeCtx } from '../sandbox/test-support.js';
+import type { GuardedFetchOptions } from '../../machine/net/ssrf-guard.js';
+import { testGuard } from '../test-helpers.js';
 import { createImageViewTool, type ImageViewToolDeps } from './image-view.js';
+import { makeCtx } from './test-support.js';
 
 let base: string;
 let root: string;
@@ -29,6 +30,7 @@ const overrides: Pick<GuardedFetchOptions, 'resolve' | 'allowAddress'> = {
 const tool = (over: Partial<ImageViewToolDeps> = {}) =>
   createImageViewTool({
     settings: { FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: false },
+    guard: testGuard({ FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: false }),
     fetchOverrides: overrides,
     timeoutMs: 5000,
     ...over,

@@ -1,18 +1,21 @@
 /**
- * `image_view` (DESIGN §9): loads an image from a local path (inside FS_ALLOWED_PATHS) or an
+ * `image_view` (docs/machine-tools.md#fetching-images-the-ssrf-guard): loads an image from a local path (inside FS_ALLOWED_PATHS) or an
  * http(s) URL (through the SSRF guard), shrinks it to at most 1024 px, converts it to JPEG and
  * returns it as base64 in `metadata` (`is_image`), which the agent injects into the context.
  */
 import { constants } from 'node:fs';
 import sharp from 'sharp';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import { FetchRefusedError, type GuardedFetchOptions, guardedFetch } from '../net/ssrf-guard.js';
-import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import { FetchRefusedError, type GuardedFetchOptions, guardedFetch } from '../../machine/net/ssrf-guard.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export interface ImageViewToolDeps {
   settings: Pick<Settings, 'FS_ALLOWED_PATHS' | 'HTTP_ALLOW_PRIVATE'>;
-  guard?: PathGuard;
+  /** Every path goes through it; the composition root passes the one guard all file tools share. */
+  guard: PathGuard;
   /** Resolver and allowlist overrides for the URL guard (tests). */
   fetchOverrides?: Pick<GuardedFetchOptions, 'resolve' | 'allowAddress'>;
   maxBytes?: number;
@@ -22,8 +25,12 @@ export interface ImageViewToolDeps {
   maxInputPixels?: number;
 }
 
-export function createImageViewTool(deps: ImageViewToolDeps): ToolDefinition {
-  const guard = deps.guard ?? new PathGuard({ roots: deps.settings.FS_ALLOWED_PATHS });
+const parameters = z.strictObject({
+  source: z.string().describe('Local path (inside the allowed folders) or http(s) URL.'),
+});
+
+export function createImageViewTool(deps: ImageViewToolDeps): TypedTool<typeof parameters> {
+  const { guard } = deps;
   const maxBytes = deps.maxBytes ?? 20 * 1024 * 1024;
   const timeoutMs = deps.timeoutMs ?? 20_000;
   const maxSide = deps.maxSide ?? 1024;
@@ -45,10 +52,8 @@ export function createImageViewTool(deps: ImageViewToolDeps): ToolDefinition {
     }
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source))
       throw new FetchRefusedError('Only local paths and http(s) URLs are supported.');
-    const path = await guard.resolve(source);
-    const handle = await guard.open(path, constants.O_RDONLY);
+    const { handle, path, stats: info } = await guard.openFile(source, constants.O_RDONLY, { signal });
     try {
-      const info = await handle.stat();
       if (!info.isFile()) throw new FetchRefusedError(`${path} is not a file.`);
       if (info.size > maxBytes)
         throw new FetchRefusedError(`${path} is ${info.size} bytes, over the ${maxBytes}-byte limit.`);
@@ -58,22 +63,16 @@ export function createImageViewTool(deps: ImageViewToolDeps): ToolDefinition {
     }
   }
 
-  return {
+  return defineTool({
     name: 'image_view',
     group: 'web',
+    risk: { reads: true, network: true },
     description:
       'Look at an image: a local file path or an http(s) URL. The image is shrunk to at most ' +
       `${maxSide} px, converted to JPEG and shown to you.`,
-    parameters: {
-      type: 'object',
-      properties: {
-        source: { type: 'string', description: 'Local path (inside the allowed folders) or http(s) URL.' },
-      },
-      required: ['source'],
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const source = typeof params.source === 'string' ? params.source.trim() : '';
+    parameters,
+    async execute(params, ctx) {
+      const source = params.source.trim();
       if (source === '') return fail('Parameter "source" must be a path or an http(s) URL.');
       let loaded: { data: Buffer; label: string };
       try {
@@ -114,5 +113,5 @@ export function createImageViewTool(deps: ImageViewToolDeps): ToolDefinition {
         );
       }
     },
-  };
+  });
 }

@@ -6,9 +6,9 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
 import type { KvStore } from '../../store/types.js';
-import type { ContextProviders } from '../context-providers.js';
 import type { ToolRegistry } from '../registry.js';
 import type { ToolDefinition } from '../types.js';
+import type { ReloadableFolder } from '../user-tools.js';
 import { createListToolsTool } from './list-tools.js';
 import { createReloadToolsTool } from './reload-tools.js';
 import { createScratchpadTool } from './scratchpad.js';
@@ -21,7 +21,7 @@ export interface CoreToolsDeps {
   kv: KvStore;
   settings: Pick<Settings, 'TOOLS_DIR' | 'MANUALS_DIR'>;
   /** Reloaded together with the user tools by reload_tools and write_tool. */
-  providers?: ContextProviders;
+  providers?: ReloadableFolder;
   logger?: Logger;
 }
 

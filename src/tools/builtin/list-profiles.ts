@@ -1,18 +1,24 @@
 /** `list_profiles`: the profiles a session can switch to or a subagent can run with. */
+
+import { z } from 'zod';
 import type { ProfileRegistry } from '../../config/profiles.js';
-import { ok, type ToolContext, type ToolDefinition, type ToolResult } from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { ok } from '../types.js';
 
 export interface ListProfilesDeps {
   profiles: ProfileRegistry;
 }
 
-export function createListProfilesTool(deps: ListProfilesDeps): ToolDefinition {
-  return {
+const parameters = z.strictObject({});
+
+export function createListProfilesTool(deps: ListProfilesDeps): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'list_profiles',
     group: 'session',
+    risk: { reads: true },
     description: 'Lists the agent profiles (id, name, model, tools) and marks the one in use.',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
-    async execute(_params, ctx: ToolContext): Promise<ToolResult> {
+    parameters,
+    async execute(_params, ctx) {
       const current = ctx.agent?.currentProfileId() ?? ctx.profileId;
       const profiles = deps.profiles.list();
       const lines = profiles.map((p) => {
@@ -28,5 +34,5 @@ export function createListProfilesTool(deps: ListProfilesDeps): ToolDefinition {
         current,
       });
     },
-  };
+  });
 }

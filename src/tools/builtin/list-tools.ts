@@ -1,7 +1,10 @@
 /** `list_tools`: the live tool list with where each tool comes from, and what failed to load. */
+
+import { z } from 'zod';
+import { defineTool, type TypedTool } from '../define-tool.js';
 import { groupOf } from '../policy.js';
 import type { RegisteredTool, ToolRegistry } from '../registry.js';
-import { ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { ok } from '../types.js';
 
 function firstSentence(text: string): string {
   const m = /^(.{1,200}?[.!?])(\s|$)/s.exec(text);
@@ -14,21 +17,20 @@ function origin(e: RegisteredTool): string {
   return 'builtin';
 }
 
-export function createListToolsTool(registry: ToolRegistry): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  source: z.enum(['builtin', 'user', 'mcp']).optional().describe('Only this source.'),
+});
+
+export function createListToolsTool(registry: ToolRegistry): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'list_tools',
     group: 'meta',
+    risk: { reads: true },
     description:
       'List every registered tool with its source (builtin, user file, or MCP server) and group, plus the ' +
       'tool files that failed to load and why. Lists all tools, including ones this profile may not use.',
-    parameters: {
-      type: 'object',
-      properties: {
-        source: { type: 'string', enum: ['builtin', 'user', 'mcp'], description: 'Only this source.' },
-      },
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams): Promise<ToolResult> {
+    parameters,
+    async execute(params) {
       const entries = registry
         .list()
         .filter((e) => params.source === undefined || e.source === params.source)
@@ -50,5 +52,5 @@ export function createListToolsTool(registry: ToolRegistry): ToolDefinition {
       }
       return ok(out.join('\n'));
     },
-  };
+  });
 }

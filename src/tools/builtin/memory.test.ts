@@ -4,9 +4,10 @@ import { OllamaBackend } from '../../llm/ollama.js';
 import { SqliteMemoryStore } from '../../memory/memory-store.js';
 import { HybridMemorySearch } from '../../memory/search.js';
 import { type TempStores, tempStores } from '../../memory/test-support.js';
-import { makeCtx } from '../sandbox/test-support.js';
+import { runValidated } from '../test-helpers.js';
 import type { ToolDefinition } from '../types.js';
 import { createMemoryTool } from './memory.js';
+import { makeCtx } from './test-support.js';
 
 let fake: FakeLlm;
 let t: TempStores;
@@ -88,10 +89,10 @@ describe('memory tool input errors', () => {
       [{ action: 'search', query: '  ' }, /non-empty "query"/],
       [{ action: 'forget', category: 'c' }, /needs "id"/],
       [{ action: 'forget', id: 999 }, /No fact #999/],
-      [{ action: 'dance' }, /Unknown action/],
+      [{ action: 'dance' }, /"action" must be one of "save", "search", "forget"/],
     ];
     for (const [args, message] of cases) {
-      const r = await memory.execute(args, ctx);
+      const r = await runValidated(memory, args, ctx);
       expect(r.success).toBe(false);
       expect(r.output).toMatch(message);
     }

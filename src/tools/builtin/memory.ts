@@ -1,65 +1,55 @@
 /**
- * `memory`: the agent's hands on long-term memory (DESIGN §11) — save a durable fact, search
+ * `memory`: the agent's hands on long-term memory — save a durable fact, search
  * what is known, forget a fact the user asks to forget. Usage rules: manuals/memory.md.
  */
+
+import { z } from 'zod';
 import type { HybridMemorySearch } from '../../memory/search.js';
 import { type MemoryStore, MemoryValidationError } from '../../memory/types.js';
-import {
-  fail,
-  ok,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolParams,
-  type ToolResult,
-} from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok, type ToolContext, type ToolResult } from '../types.js';
 
 export interface MemoryToolDeps {
   store: MemoryStore;
   search: HybridMemorySearch;
 }
 
-const parameters = {
-  type: 'object',
-  properties: {
-    action: { type: 'string', enum: ['save', 'search', 'forget'], description: 'What to do.' },
-    category: {
-      type: 'string',
-      description:
-        'save/forget: short group name such as personal, preference, work, project, environment, contact.',
-    },
-    key: {
-      type: 'string',
-      description: 'save/forget: short snake_case name of the fact, unique within its category.',
-    },
-    value: { type: 'string', description: 'save: the fact as one self-contained sentence.' },
-    query: { type: 'string', description: 'search: words describing what you are looking for.' },
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 50,
-      description: 'search: how many facts at most (default 10).',
-    },
-    id: { type: 'integer', minimum: 1, description: 'forget: the fact id shown by search.' },
-  },
-  required: ['action'],
-  additionalProperties: false,
-} as const;
+const parameters = z.strictObject({
+  action: z.enum(['save', 'search', 'forget']).describe('What to do.'),
+  category: z
+    .string()
+    .optional()
+    .describe(
+      'save/forget: short group name such as personal, preference, work, project, environment, contact.',
+    ),
+  key: z
+    .string()
+    .optional()
+    .describe('save/forget: short snake_case name of the fact, unique within its category.'),
+  value: z.string().optional().describe('save: the fact as one self-contained sentence.'),
+  query: z.string().optional().describe('search: words describing what you are looking for.'),
+  limit: z.int().min(1).max(50).optional().describe('search: how many facts at most (default 10).'),
+  id: z.int().min(1).optional().describe('forget: the fact id shown by search.'),
+});
 
-function text(params: ToolParams, name: string): string | undefined {
-  const v = params[name];
-  return typeof v === 'string' && v.trim() ? v : undefined;
+type Params = z.output<typeof parameters>;
+
+/** The value when it has more than blanks. */
+function text(value: string | undefined): string | undefined {
+  return value?.trim() ? value : undefined;
 }
 
-export function createMemoryTool(deps: MemoryToolDeps): ToolDefinition {
-  return {
+export function createMemoryTool(deps: MemoryToolDeps): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'memory',
     group: 'memory',
+    risk: { reads: true, writes: true },
     description:
       'Long-term memory about the user, kept across sessions. action=save {category, key, value} stores or ' +
       'updates a durable fact; action=search {query, limit?} finds facts by words and meaning; action=forget ' +
       '{id} or {category, key} deletes a fact (only when the user asks). See tool_manual("memory").',
     parameters,
-    async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
+    async execute(params, ctx) {
       switch (params.action) {
         case 'save':
           return save(deps, params, ctx);
@@ -67,17 +57,15 @@ export function createMemoryTool(deps: MemoryToolDeps): ToolDefinition {
           return search(deps, params, ctx);
         case 'forget':
           return forget(deps, params);
-        default:
-          return fail('Unknown action. Use "save", "search" or "forget".');
       }
     },
-  };
+  });
 }
 
-async function save(deps: MemoryToolDeps, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
-  const category = text(params, 'category');
-  const key = text(params, 'key');
-  const value = text(params, 'value');
+async function save(deps: MemoryToolDeps, params: Params, ctx: ToolContext): Promise<ToolResult> {
+  const category = text(params.category);
+  const key = text(params.key);
+  const value = text(params.value);
   if (!category || !key || !value) {
     return fail(
       'save needs "category", "key" and "value", e.g. {"action":"save","category":"preference","key":"editor","value":"Uses Neovim"}.',
@@ -105,11 +93,11 @@ async function save(deps: MemoryToolDeps, params: ToolParams, ctx: ToolContext):
   }
 }
 
-async function search(deps: MemoryToolDeps, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
-  const query = text(params, 'query');
+async function search(deps: MemoryToolDeps, params: Params, ctx: ToolContext): Promise<ToolResult> {
+  const query = text(params.query);
   if (!query)
     return fail('search needs a non-empty "query", e.g. {"action":"search","query":"home server"}.');
-  const limit = typeof params.limit === 'number' ? params.limit : 10;
+  const limit = params.limit ?? 10;
   const { hits, mode } = await deps.search.search(query, { limit, signal: ctx.signal });
   if (hits.length === 0) return ok(`No remembered facts match "${query.slice(0, 200)}".`, { count: 0, mode });
   const lines = hits.map(
@@ -119,10 +107,10 @@ async function search(deps: MemoryToolDeps, params: ToolParams, ctx: ToolContext
   return ok(`${hits.length} fact(s):\n${lines.join('\n')}`, { count: hits.length, mode });
 }
 
-async function forget(deps: MemoryToolDeps, params: ToolParams): Promise<ToolResult> {
-  const id = typeof params.id === 'number' ? params.id : undefined;
-  const category = text(params, 'category');
-  const key = text(params, 'key');
+async function forget(deps: MemoryToolDeps, params: Params): Promise<ToolResult> {
+  const { id } = params;
+  const category = text(params.category);
+  const key = text(params.key);
   if (id === undefined && (!category || !key)) {
     return fail('forget needs "id" (from search) or both "category" and "key".');
   }

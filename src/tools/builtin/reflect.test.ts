@@ -3,8 +3,8 @@ import { type FakeLlm, startFakeLlm } from '../../../test/fake-llm/index.js';
 import { ProfileRegistry, profileSchema } from '../../config/profiles.js';
 import { OllamaBackend } from '../../llm/ollama.js';
 import { type TempStores, tempStores } from '../../memory/test-support.js';
-import { makeCtx } from '../sandbox/test-support.js';
 import { createReflectTool, describeState } from './reflect.js';
+import { makeCtx } from './test-support.js';
 
 let fake: FakeLlm;
 let t: TempStores;

@@ -3,17 +3,13 @@
  * todo list, scratchpad and latest context and says what is done, what is missing and what to
  * do next. Useful in long tasks before answering or when the agent is going in circles.
  */
+
+import { z } from 'zod';
 import type { Profile, ProfileRegistry } from '../../config/profiles.js';
 import type { LlmBackend } from '../../llm/types.js';
 import type { KvStore, SessionStore, StoredMessage } from '../../store/types.js';
-import {
-  fail,
-  ok,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolParams,
-  type ToolResult,
-} from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export interface ReflectDeps {
   sessions: SessionStore;
@@ -71,27 +67,32 @@ function messageLine(m: StoredMessage): string {
   if (m.role === 'tool') return `Result of ${m.name ?? 'tool'}: ${content}`;
   const calls = (m.tool_calls ?? []).map((c) => `${c.name}(${cut(JSON.stringify(c.arguments), 160)})`);
   const who =
-    m.role === 'user' ? (m.is_summary ? 'Summary' : 'User') : m.role === 'assistant' ? 'Assistant' : 'System';
+    m.role === 'user'
+      ? m.kind === 'summary'
+        ? 'Summary'
+        : 'User'
+      : m.role === 'assistant'
+        ? 'Assistant'
+        : 'System';
   return `${who}: ${content}${calls.length ? `${content ? ' ' : ''}[calls ${calls.join(', ')}]` : ''}`;
 }
 
-export function createReflectTool(deps: ReflectDeps): ToolDefinition {
+const parameters = z.strictObject({
+  focus: z.string().optional().describe('Optional question to concentrate the review on.'),
+});
+
+export function createReflectTool(deps: ReflectDeps): TypedTool<typeof parameters> {
   const todoKey = deps.todoKey ?? 'todo';
   const scratchpadKey = deps.scratchpadKey ?? 'scratchpad';
-  return {
+  return defineTool({
     name: 'reflect',
     group: 'agents',
+    risk: { reads: true },
     description:
       'Steps back and reviews the current task from your todo list, scratchpad and the latest messages: what is ' +
       'done, what is missing, what to do next. Use it in long tasks before answering, or when stuck.',
-    parameters: {
-      type: 'object',
-      properties: {
-        focus: { type: 'string', description: 'Optional question to concentrate the review on.' },
-      },
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
+    parameters,
+    async execute(params, ctx) {
       const profileId = ctx.agent?.currentProfileId() ?? ctx.profileId;
       const profile = deps.profiles.get(profileId) ?? deps.profiles.getDefault();
       // The running agent's own context when there is one: a subagent's is not in the store.
@@ -102,8 +103,8 @@ export function createReflectTool(deps: ReflectDeps): ToolDefinition {
         live ?? deps.sessions.getContext(ctx.sessionId),
       ]);
       const recent = context.slice(-REFLECT_RECENT_MESSAGES).map(messageLine).join('\n') || '(no messages)';
-      const focus =
-        typeof params.focus === 'string' && params.focus.trim() ? `\n\nFocus on: ${params.focus.trim()}` : '';
+      const asked = params.focus?.trim();
+      const focus = asked ? `\n\nFocus on: ${asked}` : '';
       const input =
         `Todo list:\n${cut(describeState(todo), STATE_CHARS)}\n\n` +
         `Scratchpad:\n${cut(describeState(scratchpad), STATE_CHARS)}\n\n` +
@@ -134,5 +135,5 @@ export function createReflectTool(deps: ReflectDeps): ToolDefinition {
         );
       }
     },
-  };
+  });
 }

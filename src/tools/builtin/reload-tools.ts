@@ -1,5 +1,7 @@
 /** `reload_tools`: reloads TOOLS_DIR and the context providers without a restart. */
-import { ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { z } from 'zod';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { ok } from '../types.js';
 import { type ReloadReport, reloadUserTools, type UserToolsDeps } from '../user-tools.js';
 
 export function formatReloadReport(report: ReloadReport): string {
@@ -17,16 +19,20 @@ export function formatReloadReport(report: ReloadReport): string {
   return lines.join('\n');
 }
 
-export function createReloadToolsTool(deps: UserToolsDeps): ToolDefinition {
-  return {
+const parameters = z.strictObject({});
+
+export function createReloadToolsTool(deps: UserToolsDeps): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'reload_tools',
     group: 'meta',
+    // It runs the code already in TOOLS_DIR, none chosen by its arguments.
+    risk: { reads: true, writes: true },
     description:
       'Reload the user tools folder and the context providers without restarting Navi: edited tools run ' +
       'their new code, deleted ones disappear, new ones appear from the next message. Reports files that failed to load.',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
-    async execute(): Promise<ToolResult> {
+    parameters,
+    async execute() {
       return ok(formatReloadReport(await reloadUserTools(deps)));
     },
-  };
+  });
 }

@@ -4,9 +4,12 @@
  * subagents get their own. The description offered to the LLM lists the sections the profile
  * suggests (`scratchpad_sections`); other names are allowed too.
  */
+
+import { z } from 'zod';
 import type { Profile } from '../../config/profiles.js';
 import type { KvStore } from '../../store/types.js';
-import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export const SCRATCHPAD_KV_KEY = 'scratchpad';
 const MAX_SECTION_CHARS = 100_000;
@@ -30,10 +33,18 @@ const BASE_DESCRIPTION =
   '"clear" empties one section (or all without "section"). Keep findings and intermediate ' +
   'results here instead of repeating them.';
 
-export function createScratchpadTool(kv: KvStore): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  action: z.enum(['write', 'append', 'read', 'clear']),
+  section: z.string().min(1).max(64).optional().describe('Section name.'),
+  content: z.string().optional().describe('For write and append: the text.'),
+});
+
+export function createScratchpadTool(kv: KvStore): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'scratchpad',
     group: 'session',
+    // Only the session's own notes.
+    risk: {},
     description: BASE_DESCRIPTION,
     describeFor(profile: Profile): string {
       const sections = profile.scratchpad_sections;
@@ -41,19 +52,10 @@ export function createScratchpadTool(kv: KvStore): ToolDefinition {
         ? `${BASE_DESCRIPTION} Suggested sections: ${sections.join(', ')}.`
         : BASE_DESCRIPTION;
     },
-    parameters: {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: ['write', 'append', 'read', 'clear'] },
-        section: { type: 'string', minLength: 1, maxLength: 64, description: 'Section name.' },
-        content: { type: 'string', description: 'For write and append: the text.' },
-      },
-      required: ['action'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams, ctx): Promise<ToolResult> {
-      const action = params.action as 'write' | 'append' | 'read' | 'clear';
-      const section = typeof params.section === 'string' ? params.section.trim() : undefined;
+    parameters,
+    async execute(params, ctx) {
+      const { action, content } = params;
+      const section = params.section?.trim();
       const pad = await readPad(kv, ctx.sessionId);
       if (action === 'read') {
         if (!section) return ok(formatPad(pad));
@@ -72,9 +74,8 @@ export function createScratchpadTool(kv: KvStore): ToolDefinition {
         return ok(section ? `Section "${section}" cleared.` : 'Scratchpad cleared.');
       }
       if (!section) return fail(`"${action}" needs "section".`);
-      if (typeof params.content !== 'string') return fail(`"${action}" needs "content".`);
-      const next =
-        action === 'append' && pad[section] ? `${pad[section]}\n${params.content}` : params.content;
+      if (content === undefined) return fail(`"${action}" needs "content".`);
+      const next = action === 'append' && pad[section] ? `${pad[section]}\n${content}` : content;
       if (next.length > MAX_SECTION_CHARS) {
         return fail(
           `Section "${section}" would exceed ${MAX_SECTION_CHARS} characters; summarise it and write it again.`,
@@ -86,5 +87,5 @@ export function createScratchpadTool(kv: KvStore): ToolDefinition {
         `Section "${section}" ${action === 'write' ? 'written' : 'appended'} (${next.length} characters).`,
       );
     },
-  };
+  });
 }

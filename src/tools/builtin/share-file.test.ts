@@ -6,18 +6,18 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
-  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testSettings } from '../../config/settings.js';
-import { PathGuard } from '../fs/path-guard.js';
-import { ScratchDirs } from '../sandbox/scratch-dirs.js';
-import { makeCtx, memoryFileStore } from '../sandbox/test-support.js';
+import { PathGuard } from '../../machine/fs/path-guard.js';
+import { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
+import { testGuard } from '../test-helpers.js';
 import { createContentPublishTool } from './content-publish.js';
 import { createShareFileTool } from './share-file.js';
+import { makeCtx, memoryFileStore } from './test-support.js';
 
 let base: string;
 let root: string;
@@ -39,6 +39,7 @@ function settings() {
 const share = (guard?: PathGuard) =>
   createShareFileTool({
     settings: settings(),
+    guard: testGuard(settings()),
     files,
     scratch,
     now: () => clock,
@@ -111,19 +112,24 @@ describe('share_file', () => {
     expect(files.records.size).toBe(0);
   });
 
-  it('copies nothing when the file is swapped for a link between check and use', async () => {
-    writeFileSync(join(root, 'f.txt'), 'mine');
+  it('copies nothing when a folder on the way is swapped for a link before the open', async () => {
+    mkdirSync(join(root, 'sub'));
+    writeFileSync(join(root, 'sub/f.txt'), 'mine');
+    writeFileSync(join(outside, 'f.txt'), 'not yours');
     class SwappingGuard extends PathGuard {
-      override async resolve(input: string): Promise<string> {
-        const real = await super.resolve(input);
-        unlinkSync(real);
-        symlinkSync(join(outside, 'secret.txt'), real);
-        return real;
+      override openFile(...args: Parameters<PathGuard['openFile']>): ReturnType<PathGuard['openFile']> {
+        rmSync(join(root, 'sub'), { recursive: true });
+        symlinkSync(outside, join(root, 'sub'));
+        return super.openFile(...args);
       }
     }
-    const r = await share(new SwappingGuard({ roots: [root] })).execute({ path: join(root, 'f.txt') }, ctx);
+    const r = await share(new SwappingGuard({ roots: [root] })).execute(
+      { path: join(root, 'sub/f.txt') },
+      ctx,
+    );
     expect(r.output).toBe(
-      `Access denied: ${join(root, 'f.txt')} was replaced by a symbolic link; not following it.`,
+      `Access denied: "${join(root, 'sub/f.txt')}" resolves to ${join(outside, 'f.txt')}, which is outside ` +
+        `the allowed folders (${root}). Use a path inside one of them.`,
     );
     expect(files.records.size).toBe(0);
   });

@@ -1,19 +1,23 @@
 /**
- * `share_file` (DESIGN §9): copies a local file into the session's files so the user can
- * download it from `/sessions/{id}/files/{name}` (DESIGN §5). The source must lie inside
- * FS_ALLOWED_PATHS or in a live `code_exec` working folder; it is opened through the path
- * guard (no symbolic link followed at the last step, the opened descriptor checked again), so
- * swapping the file for a link after the check copies nothing from outside.
+ * `share_file`: copies a local file into the session's files so the user can download it from
+ * `/sessions/{id}/files/{name}`. The source must lie inside FS_ALLOWED_PATHS or in a live
+ * `code_exec` working folder; it is opened through the path guard's walk (no link followed
+ * implicitly), and the copy is written below the opened session folder, so swapping a folder
+ * for a link during the call reads or writes nothing outside.
  */
 import { constants } from 'node:fs';
-import { type FileHandle, mkdir, open, realpath, unlink } from 'node:fs/promises';
-import { basename, extname, join, resolve } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
+import { codeOf, mkdirAt, openDirAt, openFileAt, unlinkAt } from '../../machine/fs/beneath.js';
+import { FixedDir } from '../../machine/fs/fixed-dir.js';
+import { mimeTypeOf, safeFileName } from '../../machine/fs/mime.js';
+import { PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import type { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
 import type { FileStore, SessionFileRecord } from '../../store/types.js';
-import { mimeTypeOf, safeFileName } from '../fs/mime.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import type { ScratchDirs } from '../sandbox/scratch-dirs.js';
-import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export interface ShareFileToolDeps {
   settings: Pick<
@@ -23,7 +27,8 @@ export interface ShareFileToolDeps {
   files: FileStore;
   /** code_exec's working folders: files there may be shared although outside the roots. */
   scratch?: ScratchDirs;
-  guard?: PathGuard;
+  /** Every path goes through it; the composition root passes the one guard all file tools share. */
+  guard: PathGuard;
   now?: () => Date;
 }
 
@@ -40,59 +45,94 @@ function numbered(name: string, n: number): string {
   return `${stem} (${n})${ext}`;
 }
 
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const parameters = z.strictObject({
+  path: z.string().describe('Local file to share.'),
+  name: z.string().optional().describe('File name the user sees (default: the file name).'),
+});
 
-export function createShareFileTool(deps: ShareFileToolDeps): ToolDefinition {
-  const guard = deps.guard ?? new PathGuard({ roots: deps.settings.FS_ALLOWED_PATHS });
+export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof parameters> {
+  const { guard } = deps;
   const maxBytes = deps.settings.SESSION_FILES_MAX_SIZE_MB * 1024 * 1024;
   const now = deps.now ?? (() => new Date());
+  const filesDir = new FixedDir(deps.settings.SESSION_FILES_DIR);
 
-  /** Opens the source for reading, or throws PathRefusedError. */
-  async function openSource(input: string): Promise<{ handle: FileHandle; path: string }> {
-    // A code_exec output is addressed by its absolute path; it is outside the roots by design.
-    if (deps.scratch && input.startsWith('/')) {
-      const real = await realpath(resolve(input)).catch(() => undefined);
-      if (real && deps.scratch.contains(real)) {
-        const handle = await open(real, constants.O_RDONLY | O_NOFOLLOW).catch(
-          (err: NodeJS.ErrnoException) => {
-            if (err.code === 'ELOOP')
-              throw new PathRefusedError(`Access denied: ${real} became a symbolic link.`);
-            throw err;
-          },
-        );
-        const opened = await realpath(`/proc/self/fd/${handle.fd}`).catch(() => real);
-        if (!deps.scratch.contains(opened)) {
-          await handle.close();
-          throw new PathRefusedError(`Access denied: ${real} now leads to ${opened}.`);
-        }
-        return { handle, path: real };
-      }
+  /** The live code_exec folder holding `input`, if any: the outermost ancestor it contains. */
+  function scratchRoot(input: string): string | undefined {
+    if (!deps.scratch || !input.startsWith('/')) return undefined;
+    let found: string | undefined;
+    for (let p = resolve(input); deps.scratch.contains(p); p = dirname(p)) {
+      found = p;
+      if (dirname(p) === p) break;
     }
-    const path = await guard.resolve(input);
-    return { handle: await guard.open(path, constants.O_RDONLY), path };
+    return found;
   }
 
-  return {
+  /** Opens the source for reading through a guard's walk, or throws PathRefusedError. */
+  async function openSource(
+    input: string,
+    signal: AbortSignal,
+  ): Promise<{ handle: FileHandle; path: string }> {
+    // A code_exec output is addressed by its absolute path; it is outside the roots by design,
+    // so its own folder is the one root of the walk.
+    const scratch = scratchRoot(input);
+    const from = scratch ? new PathGuard({ roots: [scratch] }) : guard;
+    const { handle, path } = await from.openFile(input, constants.O_RDONLY, { signal });
+    return { handle, path };
+  }
+
+  /** Writes `data` under the first free numbered name in the session's folder, walked without links. */
+  async function store(sessionId: string, safe: string, data: Buffer, signal: AbortSignal): Promise<string> {
+    const root = await filesDir.open({ create: true, signal });
+    let dir: FileHandle;
+    try {
+      await mkdirAt(root, sessionId).catch((err: unknown) => {
+        if (codeOf(err) !== 'EEXIST') throw err;
+      });
+      dir = await openDirAt(root, sessionId);
+    } finally {
+      await root.close();
+    }
+    try {
+      for (let n = 0; n < 1000; n++) {
+        const name = numbered(safe, n);
+        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+        const out = await openFileAt(dir, name, flags).catch((err: unknown) => {
+          if (codeOf(err) === 'EEXIST') return undefined;
+          throw err;
+        });
+        if (!out) continue;
+        try {
+          await out.writeFile(data);
+        } catch (err) {
+          await out.close();
+          await unlinkAt(dir, name).catch(() => {});
+          throw err;
+        }
+        await out.close();
+        return name;
+      }
+      throw new PathRefusedError(
+        `The session already has 1000 files named like "${safe}"; pass another "name".`,
+      );
+    } finally {
+      await dir.close();
+    }
+  }
+
+  return defineTool({
     name: 'share_file',
     group: 'session',
+    risk: { reads: true, writes: true },
     description:
       'Give the user a file: copies a local file (inside the allowed folders, or one that code_exec ' +
       'wrote) into this session and returns its download link.',
-    parameters: {
-      type: 'object',
-      properties: {
-        path: { type: 'string', description: 'Local file to share.' },
-        name: { type: 'string', description: 'File name the user sees (default: the file name).' },
-      },
-      required: ['path'],
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const input = typeof params.path === 'string' ? params.path.trim() : '';
+    parameters,
+    async execute(params, ctx) {
+      const input = params.path.trim();
       if (input === '') return fail('Parameter "path" must name a local file.');
       let source: { handle: FileHandle; path: string };
       try {
-        source = await openSource(input);
+        source = await openSource(input, ctx.signal);
       } catch (err) {
         if (err instanceof PathRefusedError) return fail(err.message);
         const e = err as NodeJS.ErrnoException;
@@ -109,37 +149,18 @@ export function createShareFileTool(deps: ShareFileToolDeps): ToolDefinition {
               `${deps.settings.SESSION_FILES_MAX_SIZE_MB} MB (SESSION_FILES_MAX_SIZE_MB).`,
           );
         }
-        const wanted =
-          typeof params.name === 'string' && params.name.trim() !== '' ? params.name : basename(source.path);
+        const wanted = params.name?.trim() ? params.name : basename(source.path);
         const safe = safeFileName(wanted);
         if (!safe) return fail(`"${wanted}" cannot be used as a file name; pass another "name".`);
-        const dir = join(resolve(deps.settings.SESSION_FILES_DIR), ctx.sessionId);
-        await mkdir(dir, { recursive: true });
         const data = await handle.readFile();
-        let name = safe;
-        let target = '';
-        for (let n = 0; ; n++) {
-          name = numbered(safe, n);
-          target = join(dir, name);
-          const out = await open(
-            target,
-            constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
-            0o644,
-          ).catch((err: NodeJS.ErrnoException) => {
-            if (err.code === 'EEXIST' && n < 1000) return undefined;
-            throw err;
-          });
-          if (!out) continue;
-          try {
-            await out.writeFile(data);
-          } catch (err) {
-            await out.close();
-            await unlink(target).catch(() => {});
-            throw err;
-          }
-          await out.close();
-          break;
+        let name: string;
+        try {
+          name = await store(ctx.sessionId, safe, data, ctx.signal);
+        } catch (err) {
+          if (err instanceof PathRefusedError) return fail(err.message);
+          throw err;
         }
+        const target = join(resolve(deps.settings.SESSION_FILES_DIR), ctx.sessionId, name);
         const created = now();
         const record: SessionFileRecord = {
           session_id: ctx.sessionId,
@@ -163,5 +184,5 @@ export function createShareFileTool(deps: ShareFileToolDeps): ToolDefinition {
         await handle.close();
       }
     },
-  };
+  });
 }

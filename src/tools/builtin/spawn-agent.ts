@@ -1,17 +1,13 @@
 /**
- * `spawn_agent` (DESIGN §11): hands a self-contained task to a subagent that runs in memory only,
+ * `spawn_agent`: hands a self-contained task to a subagent that runs in memory only,
  * with its own scratchpad, and answers with the subagent's final text. Its events reach the
  * parent's stream flagged `is_subagent` (the agent does the forwarding).
  */
+
+import { z } from 'zod';
 import type { ProfileRegistry } from '../../config/profiles.js';
-import {
-  fail,
-  ok,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolParams,
-  type ToolResult,
-} from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export interface SpawnAgentDeps {
   profiles: ProfileRegistry;
@@ -19,32 +15,24 @@ export interface SpawnAgentDeps {
   maxDepth: number;
 }
 
-export function createSpawnAgentTool(deps: SpawnAgentDeps): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  task: z.string().min(1).describe('The complete task, with all the context the subagent needs.'),
+  profile_id: z.string().optional().describe('Profile for the subagent (default: the current one).'),
+  inherit_system_prompt: z.boolean().optional().describe("Give the subagent this profile's instructions."),
+});
+
+export function createSpawnAgentTool(deps: SpawnAgentDeps): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'spawn_agent',
     group: 'agents',
+    // The subagent may change things through its own tools, each of which is checked on its own.
+    risk: { reads: true, writes: true },
     description:
       'Runs a subagent on a self-contained task and returns its final answer. The subagent starts with an empty ' +
       'conversation, so put everything it needs in "task". Optional profile_id picks another profile; ' +
       'inherit_system_prompt=true gives it the current profile instructions.',
-    parameters: {
-      type: 'object',
-      properties: {
-        task: {
-          type: 'string',
-          minLength: 1,
-          description: 'The complete task, with all the context the subagent needs.',
-        },
-        profile_id: { type: 'string', description: 'Profile for the subagent (default: the current one).' },
-        inherit_system_prompt: {
-          type: 'boolean',
-          description: "Give the subagent this profile's instructions.",
-        },
-      },
-      required: ['task'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
+    parameters,
+    async execute(params, ctx) {
       if (ctx.depth >= deps.maxDepth) {
         return fail(
           `spawn_agent refused: subagents may nest at most ${deps.maxDepth} level(s) (SUBAGENT_MAX_DEPTH) and this ` +
@@ -52,10 +40,10 @@ export function createSpawnAgentTool(deps: SpawnAgentDeps): ToolDefinition {
         );
       }
       if (!ctx.agent) return fail('spawn_agent is only available inside an agent run.');
-      const task = typeof params.task === 'string' ? params.task.trim() : '';
+      const task = params.task.trim();
       if (!task) return fail('"task" must describe what the subagent should do.');
-      const profileId =
-        typeof params.profile_id === 'string' && params.profile_id ? params.profile_id : undefined;
+      // An empty id means the current profile, as an absent one does.
+      const profileId = params.profile_id || undefined;
       if (profileId && !deps.profiles.has(profileId)) {
         const known = deps.profiles
           .list()
@@ -76,5 +64,5 @@ export function createSpawnAgentTool(deps: SpawnAgentDeps): ToolDefinition {
         return fail(`The subagent did not finish: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
-  };
+  });
 }

@@ -4,11 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { needsProgram } from '../../../test/support/requirements.js';
-import { isAlive, makeCtx } from '../sandbox/test-support.js';
-import { parseSshHosts } from '../ssh/hosts-file.js';
-import { SshPool } from '../ssh/ssh-pool.js';
-import { keyPair, SFTP_SERVER, startTestSshServer, type TestSshServer } from '../ssh/test-ssh-server.js';
+import { parseSshHosts } from '../../machine/ssh/hosts-file.js';
+import { SshPool } from '../../machine/ssh/ssh-pool.js';
+import {
+  keyPair,
+  SFTP_SERVER,
+  startTestSshServer,
+  type TestSshServer,
+} from '../../machine/ssh/test-ssh-server.js';
+import { testGuard } from '../test-helpers.js';
 import { createSshExecTool } from './ssh-exec.js';
+import { isAlive, makeCtx } from './test-support.js';
 
 async function closedPort(): Promise<number> {
   const probe = createServer();
@@ -94,6 +100,7 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
       pool,
       ssh: createSshExecTool({
         settings: { SSH_HOSTS_FILE: hostsFile, FS_ALLOWED_PATHS: [root] },
+        guard: testGuard({ SSH_HOSTS_FILE: hostsFile, FS_ALLOWED_PATHS: [root] }),
         pool,
         ...(over.maxOutputBytes ? { maxOutputBytes: over.maxOutputBytes } : {}),
       }),

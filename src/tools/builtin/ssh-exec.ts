@@ -1,5 +1,5 @@
 /**
- * `ssh_exec` (DESIGN §9): runs commands on, and copies files to and from, the hosts named in
+ * `ssh_exec` (docs/machine-tools.md#ssh-hosts-file): runs commands on, and copies files to and from, the hosts named in
  * SSH_HOSTS_FILE. The model chooses a host by name only; addresses, users and secrets stay in
  * the file and the environment, and no secret is ever put into a result. Connections are kept
  * per session (SshPool) and closed when idle. Local paths go through the FS_ALLOWED_PATHS guard.
@@ -7,16 +7,22 @@
 import { constants } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { Client, SFTPWrapper } from 'ssh2';
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import { loadSshHosts, type SshHostConfig, SshHostsError } from '../ssh/hosts-file.js';
-import { SshConnectError, type SshLease, SshPool } from '../ssh/ssh-pool.js';
-import { fail, ok, type ToolContext, type ToolDefinition, type ToolResult } from '../types.js';
+import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import { CappedOutput } from '../../machine/sandbox/capped-output.js';
+import { type SshHostConfig, SshHostsError, SshHostsFile } from '../../machine/ssh/hosts-file.js';
+import { SshConnectError, type SshLease, SshPool } from '../../machine/ssh/ssh-pool.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok, type ToolContext, type ToolResult } from '../types.js';
 
 export interface SshExecToolDeps {
   settings: Pick<Settings, 'SSH_HOSTS_FILE' | 'FS_ALLOWED_PATHS'>;
   pool?: SshPool;
-  guard?: PathGuard;
+  /** The hosts file, shared with terminal and code_exec; one of SSH_HOSTS_FILE when absent. */
+  hosts?: SshHostsFile;
+  /** Every path goes through it; the composition root passes the one guard all file tools share. */
+  guard: PathGuard;
   defaultTimeoutMs?: number;
   maxTimeoutMs?: number;
   /** Cap of stdout and of stderr, each. */
@@ -25,27 +31,28 @@ export interface SshExecToolDeps {
 }
 
 const ACTIONS = ['exec', 'upload', 'download', 'hosts'] as const;
-type Action = (typeof ACTIONS)[number];
 
-class Capture {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  dropped = 0;
-  constructor(private readonly max: number) {}
-  push(chunk: Buffer): void {
-    const room = this.max - this.size;
-    if (room > 0) {
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      this.chunks.push(part);
-      this.size += part.length;
-    }
-    this.dropped += Math.max(0, chunk.length - Math.max(room, 0));
-  }
-  text(): string {
-    const body = Buffer.concat(this.chunks).toString('utf8');
-    return this.dropped > 0 ? `${body}\n[… ${this.dropped} more bytes not shown]` : body;
-  }
+/** The parameters, with the time limit this instance allows. */
+function parametersFor(maxTimeoutMs: number) {
+  return z.strictObject({
+    action: z.enum(ACTIONS).optional().describe('What to do (default "exec").'),
+    host: z.string().optional().describe('Name of a host from the SSH hosts file.'),
+    command: z.string().optional().describe('Shell command to run remotely (exec).'),
+    timeout_seconds: z
+      .number()
+      .min(1)
+      .max(maxTimeoutMs / 1000)
+      .optional()
+      .describe('Time limit (exec).'),
+    local_path: z
+      .string()
+      .optional()
+      .describe('Local file, inside the allowed folders (upload source, download target).'),
+    remote_path: z.string().optional().describe('Remote file (upload target, download source).'),
+  });
 }
+
+type Params = z.output<ReturnType<typeof parametersFor>>;
 
 interface ExecOutcome {
   stdout: string;
@@ -68,8 +75,8 @@ function runRemote(
         reject(err);
         return;
       }
-      const out = new Capture(maxBytes);
-      const errOut = new Capture(maxBytes);
+      const out = new CappedOutput(maxBytes);
+      const errOut = new CappedOutput(maxBytes);
       let exitCode: number | null = null;
       let exitSignal: string | undefined;
       let timedOut = false;
@@ -94,8 +101,8 @@ function runRemote(
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         done({
-          stdout: out.text(),
-          stderr: errOut.text(),
+          stdout: out.textWithNote(),
+          stderr: errOut.textWithNote(),
           exitCode,
           ...(exitSignal ? { signal: exitSignal } : {}),
           timedOut,
@@ -109,16 +116,17 @@ function openSftp(client: Client): Promise<SFTPWrapper> {
   return new Promise((done, reject) => client.sftp((err, sftp) => (err ? reject(err) : done(sftp))));
 }
 
-export function createSshExecTool(deps: SshExecToolDeps): ToolDefinition {
+export function createSshExecTool(deps: SshExecToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
   const pool = deps.pool ?? new SshPool();
-  const guard = deps.guard ?? new PathGuard({ roots: deps.settings.FS_ALLOWED_PATHS });
+  const hostsFile = deps.hosts ?? new SshHostsFile(deps.settings.SSH_HOSTS_FILE);
+  const { guard } = deps;
   const defaultTimeout = deps.defaultTimeoutMs ?? 60_000;
   const maxTimeout = deps.maxTimeoutMs ?? 600_000;
   const maxOutput = deps.maxOutputBytes ?? 50_000;
   const maxTransfer = deps.maxTransferBytes ?? 200 * 1024 * 1024;
 
   async function hostNamed(name: string): Promise<SshHostConfig> {
-    const hosts = await loadSshHosts(deps.settings.SSH_HOSTS_FILE);
+    const hosts = await hostsFile.load();
     const host = hosts.get(name);
     if (!host) {
       const names = [...hosts.keys()];
@@ -132,13 +140,12 @@ export function createSshExecTool(deps: SshExecToolDeps): ToolDefinition {
   async function exec(
     lease: SshLease,
     host: SshHostConfig,
-    params: Record<string, unknown>,
+    params: Params,
     ctx: ToolContext,
   ): Promise<ToolResult> {
-    const command = typeof params.command === 'string' ? params.command : '';
+    const command = params.command ?? '';
     if (command.trim() === '') return fail('Action "exec" needs "command".');
-    const seconds =
-      typeof params.timeout_seconds === 'number' ? params.timeout_seconds : defaultTimeout / 1000;
+    const seconds = params.timeout_seconds ?? defaultTimeout / 1000;
     const timeoutMs = Math.min(Math.max(1000, seconds * 1000), maxTimeout);
     const result = await runRemote(lease.client, command, timeoutMs, maxOutput, ctx.signal);
     if (result.timedOut || ctx.signal.aborted) lease.discard();
@@ -223,47 +230,29 @@ export function createSshExecTool(deps: SshExecToolDeps): ToolDefinition {
     }
   }
 
-  return {
+  return defineTool({
     name: 'ssh_exec',
     group: 'runtime',
+    risk: { reads: true, writes: true, executes: true, network: true },
     description:
       'Work on a configured remote machine over SSH: run a command (exit code, stdout, stderr), upload a ' +
       'local file or download a remote one (SFTP). Hosts are chosen by name; action "hosts" lists them.',
-    parameters: {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: [...ACTIONS], description: 'What to do (default "exec").' },
-        host: { type: 'string', description: 'Name of a host from the SSH hosts file.' },
-        command: { type: 'string', description: 'Shell command to run remotely (exec).' },
-        timeout_seconds: {
-          type: 'number',
-          minimum: 1,
-          maximum: maxTimeout / 1000,
-          description: 'Time limit (exec).',
-        },
-        local_path: {
-          type: 'string',
-          description: 'Local file, inside the allowed folders (upload source, download target).',
-        },
-        remote_path: { type: 'string', description: 'Remote file (upload target, download source).' },
-      },
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const action = (typeof params.action === 'string' ? params.action : 'exec') as Action;
+    parameters: parametersFor(maxTimeout),
+    async execute(params, ctx) {
+      const action = params.action ?? 'exec';
       try {
         if (action === 'hosts') {
-          const hosts = await loadSshHosts(deps.settings.SSH_HOSTS_FILE);
+          const hosts = await hostsFile.load();
           if (hosts.size === 0) return ok('No SSH host is configured.');
           const lines = [...hosts.values()].map(
             (h) => `- ${h.name}: ${h.user}@${h.host}:${h.port}${h.description ? ` — ${h.description}` : ''}`,
           );
           return ok(`Configured SSH hosts:\n${lines.join('\n')}`);
         }
-        const name = typeof params.host === 'string' ? params.host.trim() : '';
+        const name = params.host?.trim() ?? '';
         if (name === '') return fail('Parameter "host" is required (action "hosts" lists the names).');
-        const local = typeof params.local_path === 'string' ? params.local_path : '';
-        const remote = typeof params.remote_path === 'string' ? params.remote_path : '';
+        const local = params.local_path ?? '';
+        const remote = params.remote_path ?? '';
         if ((action === 'upload' || action === 'download') && (local === '' || remote === ''))
           return fail(`Action "${action}" needs both "local_path" and "remote_path".`);
         const host = await hostNamed(name);
@@ -287,5 +276,5 @@ export function createSshExecTool(deps: SshExecToolDeps): ToolDefinition {
         return fail(`ssh_exec ${action} failed: ${e.message}`);
       }
     },
-  };
+  });
 }

@@ -1,39 +1,33 @@
 /**
- * `switch_profile` (DESIGN §11): moves the session to another profile from the next LLM call on,
+ * `switch_profile`: moves the session to another profile from the next LLM call on,
  * and tells the clients with a `profile_switched` event.
  */
+
+import { z } from 'zod';
 import type { ProfileRegistry } from '../../config/profiles.js';
-import {
-  fail,
-  ok,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolParams,
-  type ToolResult,
-} from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export interface SwitchProfileDeps {
   profiles: ProfileRegistry;
 }
 
-export function createSwitchProfileTool(deps: SwitchProfileDeps): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  profile_id: z.string().min(1).describe('Id of the profile to switch to.'),
+});
+
+export function createSwitchProfileTool(deps: SwitchProfileDeps): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'switch_profile',
     group: 'session',
+    risk: { writes: true },
     description:
       'Switches this session to another agent profile (its instructions, tools and model apply from your next step). ' +
       'Use list_profiles to see the ids.',
-    parameters: {
-      type: 'object',
-      properties: {
-        profile_id: { type: 'string', minLength: 1, description: 'Id of the profile to switch to.' },
-      },
-      required: ['profile_id'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
+    parameters,
+    async execute(params, ctx) {
       if (!ctx.agent) return fail('switch_profile is only available inside an agent run.');
-      const id = typeof params.profile_id === 'string' ? params.profile_id.trim() : '';
+      const id = params.profile_id.trim();
       const known = () =>
         deps.profiles
           .list()
@@ -51,5 +45,5 @@ export function createSwitchProfileTool(deps: SwitchProfileDeps): ToolDefinition
         return fail(`Could not switch profile: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
-  };
+  });
 }

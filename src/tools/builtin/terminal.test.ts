@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { needsProgram } from '../../../test/support/requirements.js';
 import { type SettingName, testSettings } from '../../config/settings.js';
-import { isAlive, makeCtx } from '../sandbox/test-support.js';
+import { testGuard } from '../test-helpers.js';
 import { createTerminalTool, type TerminalToolDeps } from './terminal.js';
+import { isAlive, makeCtx } from './test-support.js';
 
 let base: string;
 let root: string;
@@ -20,6 +21,7 @@ afterEach(() => rmSync(base, { recursive: true, force: true }));
 function tool(env: Partial<Record<SettingName, string>> = {}, extra: Partial<TerminalToolDeps> = {}) {
   return createTerminalTool({
     settings: testSettings({ FS_ALLOWED_PATHS: root, NAVI_SANDBOX: 'off', ...env }),
+    guard: testGuard(testSettings({ FS_ALLOWED_PATHS: root, NAVI_SANDBOX: 'off', ...env })),
     ...extra,
   });
 }
@@ -160,21 +162,57 @@ describe.skipIf(!needsProgram('bwrap', 'terminal sandbox tests'))('terminal (bub
     expect(readdirSync(base).sort()).toEqual(['root']);
   });
 
-  it("hides Navi's database, its WAL, .env-style secrets and session files", async () => {
-    writeFileSync(join(base, 'navi.db'), 'DBSECRET');
-    writeFileSync(join(base, 'navi.db-wal'), 'WALSECRET');
-    mkdirSync(join(base, 'files'));
-    writeFileSync(join(base, 'files', 'f.txt'), 'FILESECRET');
-    writeFileSync(join(base, 'id_key'), 'KEYSECRET');
-    const r = await sandboxed({ hiddenPaths: [join(base, 'id_key')] }).execute(
+  it("hides Navi's database, its WAL, .env-style secrets and session files, even inside an allowed root", async () => {
+    writeFileSync(join(root, 'navi.db'), 'DBSECRET');
+    writeFileSync(join(root, 'navi.db-wal'), 'WALSECRET');
+    mkdirSync(join(root, 'files'));
+    writeFileSync(join(root, 'files', 'f.txt'), 'FILESECRET');
+    writeFileSync(join(root, 'id_key'), 'KEYSECRET');
+    writeFileSync(join(root, 'plain.txt'), 'PLAIN');
+    const r = await sandboxed(
+      { hiddenPaths: [join(root, 'id_key')] },
+      { DB_PATH: join(root, 'navi.db'), SESSION_FILES_DIR: join(root, 'files') },
+    ).execute(
       {
-        command: `cat ${join(base, 'navi.db')} ${join(base, 'navi.db-wal')} ${join(base, 'id_key')}; ls ${join(base, 'files')}`,
+        command: `cd ${root}; cat navi.db navi.db-wal id_key plain.txt; ls files`,
       },
       ctx,
     );
     expect(r.success).toBe(true);
+    expect(r.output).toContain('PLAIN');
     for (const secret of ['DBSECRET', 'WALSECRET', 'FILESECRET', 'KEYSECRET', 'f.txt'])
       expect(r.output).not.toContain(secret);
+  });
+
+  it('keeps the folders that decide what Navi runs read-only, even inside an allowed root', async () => {
+    // A sandboxed command that could write an MCP config, a tool or a profile would grant itself
+    // what only the person grants.
+    const folders = ['tools', 'context_providers', 'mcp_servers.d', 'mcp-servers', 'profiles'];
+    for (const folder of folders) mkdirSync(join(root, folder));
+    const r = await sandboxed(
+      {},
+      {
+        TOOLS_DIR: join(root, 'tools'),
+        CONTEXT_PROVIDERS_DIR: join(root, 'context_providers'),
+        MCP_SERVERS_DIR: join(root, 'mcp_servers.d'),
+        MCP_SCAFFOLD_DIR: join(root, 'mcp-servers'),
+        PROFILES_DIR: join(root, 'profiles'),
+      },
+    ).execute(
+      {
+        command: [
+          `cd ${root}`,
+          ...folders.map((f) => `echo '{"command":"sh"}' > ${f}/evil.json 2>&1`),
+          'echo plain > plain.txt',
+          'true',
+        ].join('; '),
+      },
+      ctx,
+    );
+    expect(r.metadata).toMatchObject({ sandboxed: true });
+    expect(r.output).toContain('Read-only file system');
+    for (const folder of folders) expect(readdirSync(join(root, folder))).toEqual([]);
+    expect(readFileSync(join(root, 'plain.txt'), 'utf8')).toBe('plain\n');
   });
 
   it('hides the SSH key files named in the SSH hosts file', async () => {
@@ -192,15 +230,12 @@ describe.skipIf(!needsProgram('bwrap', 'terminal sandbox tests'))('terminal (bub
     expect(r.output).not.toContain('key_path');
   });
 
-  it('has no network unless the profile allows it', async () => {
+  it("never reaches the host's loopback, whatever the profile says", async () => {
     const cmd = `(echo hi > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo CONNECTED || echo NO-NETWORK`;
-    const offline = await sandboxed({ networkAllowed: () => false }).execute({ command: cmd }, ctx);
-    expect(offline.output).toContain('NO-NETWORK');
-    const online = await sandboxed({ networkAllowed: (id) => id === 'secretary' }).execute(
-      { command: cmd },
-      ctx,
-    );
-    expect(online.output).toContain('CONNECTED');
+    for (const allowed of [false, true]) {
+      const r = await sandboxed({ networkAllowed: () => allowed }).execute({ command: cmd }, ctx);
+      expect(r.output, `network_access ${allowed}`).toContain('NO-NETWORK');
+    }
   });
 
   it('leaves no process behind after a timeout', async () => {

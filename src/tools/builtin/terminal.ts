@@ -1,15 +1,22 @@
 /**
- * `terminal` (DESIGN §9): runs a bash command line. With TERMINAL_ALLOWED_COMMANDS restricted,
+ * `terminal`: runs a bash command line. With TERMINAL_ALLOWED_COMMANDS restricted,
  * every executable of the line must be on the list (see `command-check.ts`). The command runs
  * in its own process group under a time limit, inside bubblewrap when NAVI_SANDBOX allows it.
  */
+
+import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import { bwrapArgs, decideSandbox, naviPrivatePaths, safeEnv } from '../sandbox/bwrap.js';
-import { checkCommandLine } from '../sandbox/command-check.js';
-import { runProcess, withDropNote } from '../sandbox/run-process.js';
-import { sshKeyPaths } from '../ssh/hosts-file.js';
-import { fail, ok, type ToolDefinition, type ToolResult } from '../types.js';
+import { naviControlFolders } from '../../machine/fs/navi-paths.js';
+import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
+import { BwrapSandbox, naviPrivatePaths, safeEnv } from '../../machine/sandbox/bwrap.js';
+import { checkCommandLine } from '../../machine/sandbox/command-check.js';
+import { homeFolders } from '../../machine/sandbox/credential-paths.js';
+import { runProcess, withDropNote } from '../../machine/sandbox/run-process.js';
+import { type SandboxLaunch, sandboxLaunch, setupFailure } from '../../machine/sandbox/sandbox-launch.js';
+import type { NetworkHelpers } from '../../machine/sandbox/sandbox-network.js';
+import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 export type TerminalSettings = Pick<
   Settings,
@@ -19,16 +26,29 @@ export type TerminalSettings = Pick<
   | 'DB_PATH'
   | 'SESSION_FILES_DIR'
   | 'SSH_HOSTS_FILE'
+  | 'HTTP_ALLOW_PRIVATE'
+  | 'TOOLS_DIR'
+  | 'CONTEXT_PROVIDERS_DIR'
+  | 'MCP_SERVERS_DIR'
+  | 'MCP_SCAFFOLD_DIR'
+  | 'PROFILES_DIR'
 >;
 
 export interface TerminalToolDeps {
   settings: TerminalSettings;
-  guard?: PathGuard;
-  /** Whether the profile may use the network (profile `network_access`); default: allowed. */
+  /** Every path goes through it; the composition root passes the one guard all file tools share. */
+  guard: PathGuard;
+  /** Whether the profile may use the network (profile `network_access`); default: no network. */
   networkAllowed?: (profileId: string) => boolean;
+  /** Replaces the search for slirp4netns, unshare, nsenter and ip (tests of a machine without them). */
+  networkHelpers?: NetworkHelpers | { missing: string[] };
   /** Extra files hidden inside the sandbox (SSH keys…). */
   hiddenPaths?: readonly string[];
   bwrapPath?: string;
+  /** Probe results and warnings, shared with the other sandboxed tool; a fresh one when absent. */
+  sandbox?: BwrapSandbox;
+  /** SSH_HOSTS_FILE, whose key files are hidden; shared with ssh_exec; a fresh reader when absent. */
+  hosts?: SshHostsFile;
   bashPath?: string;
   env?: NodeJS.ProcessEnv;
   defaultTimeoutMs?: number;
@@ -55,82 +75,93 @@ export function formatRun(run: {
   return parts.join('\n');
 }
 
-export function createTerminalTool(deps: TerminalToolDeps): ToolDefinition {
+/** The parameters, with the time limits this instance allows. */
+function parametersFor(defaultTimeoutMs: number, maxTimeoutMs: number) {
+  return z.strictObject({
+    command: z.string().describe('The command line (bash syntax).'),
+    cwd: z.string().optional().describe('Working directory, inside the allowed folders.'),
+    timeout_seconds: z
+      .number()
+      .min(1)
+      .max(maxTimeoutMs / 1000)
+      .optional()
+      .describe(`Time limit (default ${defaultTimeoutMs / 1000} s).`),
+  });
+}
+
+export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
   const settings = deps.settings;
-  const guard = deps.guard ?? new PathGuard({ roots: settings.FS_ALLOWED_PATHS });
+  const { guard } = deps;
   const defaultTimeout = deps.defaultTimeoutMs ?? 60_000;
   const maxTimeout = deps.maxTimeoutMs ?? 600_000;
   const maxOutput = deps.maxOutputBytes ?? 100_000;
   const restricted = !settings.TERMINAL_ALLOWED_COMMANDS.includes('*');
+  const sandboxes = deps.sandbox ?? new BwrapSandbox();
+  const hostsFile = deps.hosts ?? new SshHostsFile(settings.SSH_HOSTS_FILE);
 
-  return {
+  return defineTool({
     name: 'terminal',
     group: 'runtime',
+    risk: { reads: true, writes: true, executes: true, network: true, sandboxed: true },
     description:
       'Run a shell command line with bash and get its stdout, stderr and exit code. ' +
       (restricted
         ? `Only these programs may be used: ${settings.TERMINAL_ALLOWED_COMMANDS.join(', ')}. `
         : '') +
       'The whole process group is killed at the timeout; background processes do not outlive the call.',
-    parameters: {
-      type: 'object',
-      properties: {
-        command: { type: 'string', description: 'The command line (bash syntax).' },
-        cwd: { type: 'string', description: 'Working directory, inside the allowed folders.' },
-        timeout_seconds: {
-          type: 'number',
-          minimum: 1,
-          maximum: maxTimeout / 1000,
-          description: `Time limit (default ${defaultTimeout / 1000} s).`,
-        },
-      },
-      required: ['command'],
-      additionalProperties: false,
-    },
-    async execute(params, ctx): Promise<ToolResult> {
-      const command = typeof params.command === 'string' ? params.command : '';
+    parameters: parametersFor(defaultTimeout, maxTimeout),
+    async execute(params, ctx) {
+      const { command } = params;
       if (command.trim() === '') return fail('Parameter "command" must be a non-empty command line.');
       const check = checkCommandLine(command, settings.TERMINAL_ALLOWED_COMMANDS);
       if (!check.ok) return fail(check.reason);
 
       let cwd: string;
       try {
-        cwd = await guard.resolve(typeof params.cwd === 'string' ? params.cwd : guard.baseDir);
+        cwd = await guard.resolve(params.cwd ?? guard.baseDir);
       } catch (err) {
         if (err instanceof PathRefusedError) return fail(`Working directory refused. ${err.message}`);
         throw err;
       }
 
-      const sandbox = await decideSandbox(settings.NAVI_SANDBOX, deps.bwrapPath, ctx.log);
+      const sandbox = await sandboxes.decide(settings.NAVI_SANDBOX, deps.bwrapPath, ctx.log);
       if (sandbox.use === 'refuse') return fail(sandbox.message);
-      const seconds =
-        typeof params.timeout_seconds === 'number' ? params.timeout_seconds : defaultTimeout / 1000;
+      const seconds = params.timeout_seconds ?? defaultTimeout / 1000;
       const timeoutMs = Math.min(Math.max(1000, seconds * 1000), maxTimeout);
-      const env = safeEnv(deps.env ?? process.env);
+      const hostEnv = deps.env ?? process.env;
+      const env = safeEnv(hostEnv);
       const bash = deps.bashPath ?? 'bash';
       let program = bash;
       let args = ['-c', command];
+      let launch: SandboxLaunch | undefined;
       if (sandbox.use === 'bwrap') {
-        program = sandbox.path;
-        args = [
-          ...bwrapArgs({
+        launch = sandboxLaunch({
+          bwrapPath: sandbox.path,
+          mounts: {
+            // The allowed roots are mounted writable below; `*` shows the rest read-only.
+            visible: guard.unrestricted ? 'all' : [],
             writable: [cwd, ...guard.roots],
+            readOnly: naviControlFolders(settings).map((folder) => folder.path),
             hidden: naviPrivatePaths({
               dbPath: settings.DB_PATH,
               sessionFilesDir: settings.SESSION_FILES_DIR,
               sshHostsFile: settings.SSH_HOSTS_FILE,
               // The SSH keys ssh_exec uses are Navi's secrets too.
-              extra: [...(deps.hiddenPaths ?? []), ...(await sshKeyPaths(settings.SSH_HOSTS_FILE))],
+              extra: [...(deps.hiddenPaths ?? []), ...(await hostsFile.keyPaths())],
             }),
-            network: deps.networkAllowed?.(ctx.profileId) ?? true,
-            cwd,
+            homes: homeFolders([hostEnv.HOME]),
+            programs: [process.execPath],
+            path: env.PATH,
             tmpfsTmp: true,
-            env,
-          }),
-          bash,
-          '-c',
-          command,
-        ];
+          },
+          cwd,
+          env,
+          networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
+          allowPrivate: settings.HTTP_ALLOW_PRIVATE,
+          ...(deps.networkHelpers ? { helpers: deps.networkHelpers } : {}),
+        });
+        program = launch.program;
+        args = [...launch.args, bash, '-c', command];
       }
       let run: Awaited<ReturnType<typeof runProcess>>;
       try {
@@ -142,6 +173,8 @@ export function createTerminalTool(deps: TerminalToolDeps): ToolDefinition {
           timeoutMs,
           signal: ctx.signal,
           maxOutputBytes: maxOutput,
+          extraFds: launch?.extraFds ?? 0,
+          ...(launch?.prepare ? { prepare: launch.prepare } : {}),
         });
       } catch (err) {
         return fail(`Could not start ${program}: ${(err as Error).message}`);
@@ -150,13 +183,16 @@ export function createTerminalTool(deps: TerminalToolDeps): ToolDefinition {
         exit_code: run.exitCode,
         timed_out: run.timedOut,
         sandboxed: sandbox.use === 'bwrap',
+        network: launch?.network ?? 'unsandboxed',
         cwd,
       };
-      const text = formatRun(run);
+      if (run.setupError !== undefined && !run.timedOut && !run.aborted)
+        return fail(`${setupFailure(run.setupError)}\n${formatRun(run)}`, meta);
+      const text = [...(launch?.notes ?? []), formatRun(run)].join('\n');
       if (run.timedOut)
         return fail(`Timed out after ${timeoutMs / 1000} s; the process group was killed.\n${text}`, meta);
       if (run.aborted) return fail(`Stopped; the process group was killed.\n${text}`, meta);
       return run.exitCode === 0 ? ok(text, meta) : fail(text, meta);
     },
-  };
+  });
 }

@@ -4,8 +4,11 @@
  * provider shows the open items in every system prompt so the plan survives long runs.
  * Stored per session in the KvStore, so it survives restarts; subagents have their own.
  */
+
+import { z } from 'zod';
 import type { KvStore } from '../../store/types.js';
-import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok } from '../types.js';
 
 /** KvStore key of the list (read by `context_providers/open_todos.ts`). */
 export const TODO_KV_KEY = 'todo';
@@ -48,41 +51,36 @@ export function formatTodos(items: readonly TodoItem[]): string {
   return `${lines.join('\n')}\n${done}/${items.length} done.`;
 }
 
-export function createTodoTool(kv: KvStore): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  action: z.enum(['set', 'update', 'read']),
+  tasks: z
+    .array(z.string().min(1))
+    .max(MAX_ITEMS)
+    .optional()
+    .describe('For set: the steps in order; replaces the whole list.'),
+  id: z.int().min(1).optional().describe('For update: the item number.'),
+  status: z.enum(TODO_STATUSES).optional().describe('For update: the new status.'),
+  note: z.string().optional().describe('For update: optional short note (why it failed, what was found).'),
+});
+
+export function createTodoTool(kv: KvStore): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'todo',
     group: 'session',
+    // Only the session's own checklist.
+    risk: {},
     description:
       'Your checklist for this session. Use it for any task of three or more steps: ' +
       '"set" the steps as a list before starting, "update" one item (by id) to in_progress when you ' +
       'start it and to done, failed or skipped when it ends, "read" to see the list. ' +
       'Statuses: pending, in_progress, done, failed, skipped.',
-    parameters: {
-      type: 'object',
-      properties: {
-        action: { type: 'string', enum: ['set', 'update', 'read'] },
-        tasks: {
-          type: 'array',
-          description: 'For set: the steps in order; replaces the whole list.',
-          items: { type: 'string', minLength: 1 },
-          maxItems: MAX_ITEMS,
-        },
-        id: { type: 'integer', minimum: 1, description: 'For update: the item number.' },
-        status: { type: 'string', enum: [...TODO_STATUSES], description: 'For update: the new status.' },
-        note: {
-          type: 'string',
-          description: 'For update: optional short note (why it failed, what was found).',
-        },
-      },
-      required: ['action'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams, ctx): Promise<ToolResult> {
-      const action = params.action as 'set' | 'update' | 'read';
+    parameters,
+    async execute(params, ctx) {
+      const { action } = params;
       if (action === 'read') return ok(formatTodos(await readTodos(kv, ctx.sessionId)));
       if (action === 'set') {
-        if (!Array.isArray(params.tasks)) return fail('"set" needs "tasks": the list of steps, in order.');
-        const items: TodoItem[] = (params.tasks as string[]).map((task, i) => ({
+        if (!params.tasks) return fail('"set" needs "tasks": the list of steps, in order.');
+        const items: TodoItem[] = params.tasks.map((task, i) => ({
           id: i + 1,
           task: task.trim(),
           status: 'pending',
@@ -90,19 +88,18 @@ export function createTodoTool(kv: KvStore): ToolDefinition {
         await kv.set(ctx.sessionId, TODO_KV_KEY, items);
         return ok(formatTodos(items));
       }
-      const id = params.id;
-      const status = params.status as TodoStatus | undefined;
-      if (typeof id !== 'number' || !status)
-        return fail('"update" needs "id" (the item number) and "status".');
+      const { id, status } = params;
+      if (id === undefined || !status) return fail('"update" needs "id" (the item number) and "status".');
       const items = await readTodos(kv, ctx.sessionId);
       const item = items.find((i) => i.id === id);
       if (!item) {
         return fail(`There is no item ${id}; the list has ${items.length} item(s). Use "read" to see them.`);
       }
       item.status = status;
-      if (typeof params.note === 'string' && params.note.trim() !== '') item.note = params.note.trim();
+      const note = params.note?.trim();
+      if (note) item.note = note;
       await kv.set(ctx.sessionId, TODO_KV_KEY, items);
       return ok(formatTodos(items));
     },
-  };
+  });
 }

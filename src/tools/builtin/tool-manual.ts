@@ -4,8 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { defineTool, type TypedTool } from '../define-tool.js';
 import type { ToolRegistry } from '../registry.js';
-import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { fail, ok } from '../types.js';
 
 const SAFE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -39,23 +41,24 @@ export function generateManual(
   return lines.join('\n');
 }
 
-export function createToolManualTool(deps: { registry: ToolRegistry; manualsDir: string }): ToolDefinition {
-  return {
+const parameters = z.strictObject({
+  name: z.string().min(1).describe('The tool name, e.g. "write_tool".'),
+});
+
+export function createToolManualTool(deps: {
+  registry: ToolRegistry;
+  manualsDir: string;
+}): TypedTool<typeof parameters> {
+  return defineTool({
     name: 'tool_manual',
     group: 'meta',
+    risk: { reads: true },
     description:
       'Read the manual of a tool before using it for the first time when its use is not obvious ' +
       '(write_tool, create_mcp_server, todo, scratchpad…): what it does, its parameters, examples and pitfalls.',
-    parameters: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', minLength: 1, description: 'The tool name, e.g. "write_tool".' },
-      },
-      required: ['name'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams): Promise<ToolResult> {
-      const name = String(params.name).trim();
+    parameters,
+    async execute(params) {
+      const name = params.name.trim();
       if (!SAFE_NAME.test(name)) return fail(`"${name}" is not a tool name.`);
       try {
         return ok(await readFile(join(deps.manualsDir, `${name}.md`), 'utf8'));
@@ -74,5 +77,5 @@ export function createToolManualTool(deps: { registry: ToolRegistry; manualsDir:
       }
       return ok(generateManual(name, entry.tool.description, entry.tool.parameters));
     },
-  };
+  });
 }

@@ -5,9 +5,14 @@
  * left enabled. On success the name is added to `enabled.json` (every profile gets it).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { fail, ok, type ToolDefinition, type ToolParams, type ToolResult } from '../types.js';
+import { z } from 'zod';
+import { codeOf, openFileAt, renameAt, unlinkAt } from '../../machine/fs/beneath.js';
+import { FixedDir } from '../../machine/fs/fixed-dir.js';
+import { defineTool, type TypedTool } from '../define-tool.js';
+import { fail, ok, type ToolResult } from '../types.js';
 import { type ReloadReport, reloadUserTools, type UserToolsDeps } from '../user-tools.js';
 
 export const WRITE_TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -28,25 +33,41 @@ export function missingExports(code: string): string[] {
   return ['name', 'description', 'parameters', 'execute'].filter((m) => !exported(code, m));
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
+// Files are reached below the opened tools folder, never by path, so a link swapped into
+// TOOLS_DIR cannot redirect a read or write elsewhere.
+async function readOptional(dir: FileHandle, name: string): Promise<string | undefined> {
+  let handle: FileHandle;
   try {
-    return await readFile(path, 'utf8');
+    handle = await openFileAt(dir, name, constants.O_RDONLY);
   } catch {
     return undefined;
   }
+  try {
+    return (await handle.stat()).isFile() ? await handle.readFile('utf8') : undefined;
+  } finally {
+    await handle.close();
+  }
 }
 
-async function restore(path: string, previous: string | undefined): Promise<void> {
-  if (previous === undefined) await rm(path, { force: true });
-  else await writeFile(path, previous);
+async function restore(dir: FileHandle, name: string, previous: string | undefined): Promise<void> {
+  if (previous === undefined) {
+    await unlinkAt(dir, name).catch((err: unknown) => {
+      if (codeOf(err) !== 'ENOENT') throw err;
+    });
+  } else await writeAtomic(dir, name, previous);
 }
 
 /** Writes atomically, so a reload running in parallel never imports half a file. */
-async function writeAtomic(path: string, text: string): Promise<void> {
+async function writeAtomic(dir: FileHandle, name: string, text: string): Promise<void> {
   // Unique per write: two calls in one turn may write the same file at the same time.
-  const tmp = `${path}.${randomUUID()}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  const tmp = `${name}.${randomUUID()}.tmp`;
+  const out = await openFileAt(dir, tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
+  try {
+    await out.writeFile(text);
+  } finally {
+    await out.close();
+  }
+  await renameAt(dir, tmp, dir, name);
 }
 
 function problemOf(
@@ -62,31 +83,27 @@ function problemOf(
   return undefined;
 }
 
-export function createWriteToolTool(deps: UserToolsDeps): ToolDefinition {
+const parameters = z.strictObject({
+  name: z.string().describe('Tool name, also the file name: lowercase letters, digits and _.'),
+  code: z.string().describe('The complete TypeScript source of the tool file.'),
+});
+
+export function createWriteToolTool(deps: UserToolsDeps): TypedTool<typeof parameters> {
   let queue: Promise<unknown> = Promise.resolve();
-  return {
+  const toolsDir = new FixedDir(deps.toolsDir);
+  return defineTool({
     name: 'write_tool',
     group: 'meta',
+    // The code it writes runs in Navi's own process.
+    risk: { writes: true, executes: true },
     description:
       'Create or replace one of your own tools: writes TypeScript to the tools folder as <name>.ts, loads it, ' +
       'and enables it in every profile from the next message. The code must export name, description, ' +
       'parameters and async function execute(params) returning a string. On failure nothing stays enabled ' +
       'and you get the exact problem. Read tool_manual("write_tool") first.',
-    parameters: {
-      type: 'object',
-      properties: {
-        name: {
-          type: 'string',
-          description: 'Tool name, also the file name: lowercase letters, digits and _.',
-        },
-        code: { type: 'string', description: 'The complete TypeScript source of the tool file.' },
-      },
-      required: ['name', 'code'],
-      additionalProperties: false,
-    },
-    async execute(params: ToolParams): Promise<ToolResult> {
-      const name = String(params.name);
-      const code = String(params.code);
+    parameters,
+    async execute(params) {
+      const { name, code } = params;
       if (name.startsWith('_'))
         return fail(`"${name}": names starting with _ are ignored by the loader; pick another.`);
       if (!WRITE_TOOL_NAME.test(name)) {
@@ -110,26 +127,42 @@ export function createWriteToolTool(deps: UserToolsDeps): ToolDefinition {
 
       // Calls of one turn run concurrently; each write must see the enabled.json and folder
       // the previous one left, or one name would be lost from enabled.json.
-      const result = queue.then(() => install(deps, name, code));
+      const result = queue.then(() => install(deps, toolsDir, name, code));
       queue = result.catch(() => {});
       return result;
     },
-  };
+  });
 }
 
 /** Writes the file and enabled.json, reloads, and keeps them only if the tool loaded. */
-async function install(deps: UserToolsDeps, name: string, code: string): Promise<ToolResult> {
-  const dir = resolve(deps.toolsDir);
-  const file = `${name}.ts`;
-  const path = join(dir, file);
-  const enabledPath = join(dir, 'enabled.json');
+async function install(
+  deps: UserToolsDeps,
+  toolsDir: FixedDir,
+  name: string,
+  code: string,
+): Promise<ToolResult> {
   // A TOOLS_DIR that does not exist yet is created on the first tool written into it.
-  await mkdir(dir, { recursive: true });
-  const previous = await readOptional(path);
-  const previousEnabled = await readOptional(enabledPath);
+  const dir = await toolsDir.open({ create: true });
+  try {
+    return await installIn(deps, dir, name, code);
+  } finally {
+    await dir.close();
+  }
+}
 
-  await writeAtomic(path, code);
-  await writeAtomic(enabledPath, `${JSON.stringify(addName(previousEnabled, name), null, 2)}\n`);
+async function installIn(
+  deps: UserToolsDeps,
+  dir: FileHandle,
+  name: string,
+  code: string,
+): Promise<ToolResult> {
+  const file = `${name}.ts`;
+  const path = join(resolve(deps.toolsDir), file);
+  const previous = await readOptional(dir, file);
+  const previousEnabled = await readOptional(dir, 'enabled.json');
+
+  await writeAtomic(dir, file, code);
+  await writeAtomic(dir, 'enabled.json', `${JSON.stringify(addName(previousEnabled, name), null, 2)}\n`);
   const report = await reloadUserTools(deps);
   const entry = deps.registry.get(name);
   const problem = problemOf(report, file, name, entry?.source === 'user' && entry.file === path);
@@ -139,8 +172,8 @@ async function install(deps: UserToolsDeps, name: string, code: string): Promise
         'It is available from the next user message.',
     );
   }
-  await restore(path, previous);
-  await restore(enabledPath, previousEnabled);
+  await restore(dir, file, previous);
+  await restore(dir, 'enabled.json', previousEnabled);
   await reloadUserTools(deps);
   const kept = previous === undefined ? 'No file was kept.' : 'The previous version was restored.';
   return fail(

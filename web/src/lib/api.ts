@@ -1,9 +1,11 @@
 /**
- * REST calls of DESIGN §5. Every failure becomes an `ApiError` carrying the server's
+ * REST calls (docs/protocol.md#rest). Every failure becomes an `ApiError` carrying the server's
  * `{error}` text (or a plain description of a network failure), ready to show to a person.
  */
 import type {
+  AuthStatus,
   ErrorBody,
+  PairReply,
   ProfileSummary,
   SessionDetail,
   SessionMessage,
@@ -83,6 +85,8 @@ export const api = {
   listProfiles: () => request<ProfileSummary[]>('GET', '/agents/profiles'),
   stopRun: (id: string) => request<{ stopped: boolean }>('POST', `/sessions/${encodeURIComponent(id)}/stop`),
   login: (token: string) => request<unknown>('POST', '/auth/login', { token }),
+  authStatus: () => request<AuthStatus>('GET', '/auth/status'),
+  pair: (code: string) => request<PairReply>('POST', '/auth/pair', { code }),
 };
 
 /**

@@ -48,7 +48,7 @@ export interface ToolEntry {
   /** Subagent calls and reasoning nested under a `spawn_agent` card. */
   children: (ToolEntry | ThinkingEntry)[];
   confirm: ConfirmState;
-  /** Values of a submitted form component (from this client or from `metadata.form_submitted`). */
+  /** Values of a submitted form component (sent by this client, or found in the history). */
   formSubmitted: Record<string, unknown> | null;
 }
 
@@ -104,15 +104,4 @@ export function newToolEntry(callId: string, tool: string, args: ToolArgs, isSub
     confirm: null,
     formSubmitted: null,
   };
-}
-
-/** `metadata.form_submitted.values` when present. */
-export function submittedValues(
-  metadata: Record<string, unknown> | undefined,
-): Record<string, unknown> | null {
-  const submitted = metadata?.form_submitted;
-  if (!submitted || typeof submitted !== 'object') return null;
-  const values = (submitted as { values?: unknown }).values;
-  if (values && typeof values === 'object') return values as Record<string, unknown>;
-  return submitted as Record<string, unknown>;
 }

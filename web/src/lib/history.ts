@@ -4,47 +4,24 @@
  * forms and interrupted answers.
  */
 import type { SessionMessage } from '@protocol/rest.js';
-import {
-  type ChatEntry,
-  imageSource,
-  newKey,
-  newToolEntry,
-  submittedValues,
-  type ToolEntry,
-} from './entries.js';
+import { type ChatEntry, imageSource, newKey, newToolEntry, type ToolEntry } from './entries.js';
 
-function fileNames(metadata: Record<string, unknown> | undefined): string[] {
-  const files = metadata?.files;
-  if (!Array.isArray(files)) return [];
-  return files
-    .map((file: unknown) =>
-      file && typeof file === 'object' && typeof (file as { name?: unknown }).name === 'string'
-        ? (file as { name: string }).name
-        : null,
-    )
-    .filter((name): name is string => name !== null);
-}
-
-/** The server appends the attached files' paths for the model; the chat lists them apart. */
-function withoutFileList(content: string): string {
-  const at = content.lastIndexOf('\n\n[Attached files]\n');
-  return at >= 0 ? content.slice(0, at) : content;
-}
-
-function toolSucceeded(message: SessionMessage): boolean {
-  const success = message.metadata?.success;
-  if (typeof success === 'boolean') return success;
-  return true;
+/** What the `tool_call` event's `metadata` showed for this result, rebuilt from its fields. */
+function resultMetadata(message: SessionMessage): Record<string, unknown> {
+  return {
+    ...message.tool_metadata,
+    ...(message.ui_component ? { ui_component: message.ui_component } : {}),
+    ...(message.published ? { published: message.published } : {}),
+  };
 }
 
 export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
   const entries: ChatEntry[] = [];
   const cards = new Map<string, ToolEntry>();
   for (const message of messages) {
-    const metadata = message.metadata ?? {};
     if (message.role === 'user') {
       // A form submission kept in the display buffer is not a bubble: it marks its form as sent.
-      if (metadata.is_form_submit === true || metadata.form_submit !== undefined) {
+      if (message.kind === 'form_submit') {
         const submitted = submissionsFromContext([message]);
         for (const card of cards.values()) {
           const values = submitted.get(formIdOf(card) ?? '');
@@ -52,21 +29,19 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         }
         continue;
       }
-      const files = fileNames(metadata);
       entries.push({
         kind: 'user',
         key: newKey('user'),
-        text: files.length ? withoutFileList(message.content ?? '') : (message.content ?? ''),
+        text: message.content ?? '',
         images: (message.images ?? []).map(imageSource),
-        files,
+        files: (message.attachments ?? []).map((file) => file.name),
       });
     } else if (message.role === 'assistant') {
       if (message.thinking) {
         entries.push({ kind: 'thinking', key: newKey('thinking'), text: message.thinking, done: true });
       }
-      if (metadata.plan !== undefined && metadata.plan !== false) {
-        const plan = typeof metadata.plan === 'string' ? metadata.plan : (message.content ?? '');
-        entries.push({ kind: 'plan', key: newKey('plan'), plan });
+      if (message.kind === 'plan') {
+        entries.push({ kind: 'plan', key: newKey('plan'), plan: message.content ?? '' });
         continue;
       }
       if (message.content && message.content.trim() !== '') {
@@ -75,9 +50,9 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
           key: newKey('answer'),
           text: message.content,
           streaming: false,
-          interrupted: metadata.interrupted === true,
+          interrupted: message.interrupted === true,
         });
-      } else if (metadata.interrupted === true && !message.tool_calls?.length) {
+      } else if (message.interrupted === true && !message.tool_calls?.length) {
         entries.push({
           kind: 'assistant',
           key: newKey('answer'),
@@ -100,11 +75,11 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         entries.push(card);
       }
       card.result = message.content ?? '';
-      card.metadata = metadata;
-      card.status = toolSucceeded(message) ? 'done' : 'failed';
-      card.formSubmitted = submittedValues(metadata);
+      card.metadata = resultMetadata(message);
+      card.status = message.success === false ? 'failed' : 'done';
     } else if (message.role === 'system' && message.content) {
-      const text = message.is_summary ? 'Earlier messages were summarised for the model.' : message.content;
+      const text =
+        message.kind === 'summary' ? 'Earlier messages were summarised for the model.' : message.content;
       entries.push({ kind: 'notice', key: newKey('notice'), text });
     }
   }
@@ -122,18 +97,14 @@ export function formIdOf(card: ToolEntry): string | null {
 }
 
 /**
- * Form submissions are context-only messages (`metadata.form_submit: {form_id, values}`), so a
- * reload finds them in the LLM context rather than in the display buffer.
+ * Form submissions (`kind: 'form_submit'`) may be found in the LLM context as well as in the
+ * display buffer; either list works.
  */
 export function submissionsFromContext(messages: SessionMessage[]): Map<string, Record<string, unknown>> {
   const found = new Map<string, Record<string, unknown>>();
   for (const message of messages) {
-    const submit = message.metadata?.form_submit;
-    if (!submit || typeof submit !== 'object') continue;
-    const { form_id: formId, values } = submit as { form_id?: unknown; values?: unknown };
-    if (typeof formId === 'string' && values && typeof values === 'object') {
-      found.set(formId, values as Record<string, unknown>);
-    }
+    if (message.kind === 'form_submit' && message.form_submit)
+      found.set(message.form_submit.form_id, message.form_submit.values);
   }
   return found;
 }

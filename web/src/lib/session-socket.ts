@@ -1,5 +1,5 @@
 /**
- * The WebSocket of one session (DESIGN §6), reconnecting by itself with exponential back-off.
+ * The WebSocket of one session (docs/protocol.md#websocket), reconnecting by itself with exponential back-off.
  * It never interprets events: it hands every parsed `ServerEvent` to `onEvent` and reports
  * its state, so the chat can reload and catch up after each (re)connection.
  */

@@ -5,6 +5,7 @@
  * (re)connection never shows twice. Text deltas are gathered in plain strings and moved into
  * the reactive entries once per animation frame, so a fast stream costs one render per frame.
  */
+import type { ErrorCode } from '@protocol/error-codes.js';
 import type { RunTrigger, ServerEvent } from '@protocol/events.js';
 import { reactive } from 'vue';
 import {
@@ -39,10 +40,24 @@ const defaultScheduler: FrameScheduler = (callback) => {
   setTimeout(run, 250);
 };
 
-function errorHint(message: string, recoverable: boolean): string {
+/** Codes that mean the LLM server itself is missing or misconfigured: `navi doctor` helps. */
+const backendCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'LLM_UNAVAILABLE',
+  'LLM_UNREACHABLE',
+  'LLM_TIMEOUT',
+  'LLM_AUTH',
+  'LLM_MODEL_NOT_FOUND',
+  'LLM_HTTP_ERROR',
+  'LLM_MALFORMED',
+]);
+
+function errorHint(code: ErrorCode | undefined, recoverable: boolean): string {
   if (recoverable) return 'Nothing was lost: fix what the message says and try again.';
-  if (/connect|refused|unreachable|ECONN|fetch failed|backend/i.test(message)) {
+  if (code !== undefined && backendCodes.has(code)) {
     return 'The run ended. Check that the LLM server is running (navi doctor tells you what is wrong), then send your message again.';
+  }
+  if (code === 'CONTEXT_OVERFLOW') {
+    return 'The run ended: the conversation no longer fits the model. Start a new session, or use a model with a larger context window.';
   }
   return 'The run ended. What was already said is saved: you can send your message again.';
 }
@@ -59,6 +74,11 @@ export class Timeline {
 
   private seen = new Set<string>();
   private thinking: ThinkingEntry | null = null;
+  /** The LLM call (`turn`) the open thinking entry belongs to. */
+  private thinkingTurn: number | undefined;
+  /** The last thinking entry streamed live in this run, and its turn: `turn_thinking` closes it. */
+  private shownThinking: ThinkingEntry | null = null;
+  private shownTurn: number | undefined;
   private answer: AssistantEntry | null = null;
   private pending = new Map<ThinkingEntry | AssistantEntry, string>();
   private flushScheduled = false;
@@ -70,6 +90,8 @@ export class Timeline {
     this.pending.clear();
     this.seen.clear();
     this.thinking = null;
+    this.shownThinking = null;
+    this.shownTurn = undefined;
     this.answer = null;
     this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
     this.state.running = false;
@@ -119,6 +141,8 @@ export class Timeline {
         this.state.running = true;
         this.state.runId = event.run_id ?? null;
         this.thinking = null;
+        this.shownThinking = null;
+        this.shownTurn = undefined;
         this.answer = null;
         break;
       case 'thinking_delta': {
@@ -129,6 +153,7 @@ export class Timeline {
             text: '',
             done: false,
           });
+          this.thinkingTurn = event.turn;
         }
         this.append(this.thinking, event.delta);
         break;
@@ -138,7 +163,7 @@ export class Timeline {
         break;
       case 'turn_thinking': {
         if (event.is_subagent) {
-          const parent = this.runningSpawn();
+          const parent = this.parentCard(event.parent_call_id);
           const entry: ThinkingEntry = {
             kind: 'thinking',
             key: newKey('thinking'),
@@ -150,9 +175,11 @@ export class Timeline {
           break;
         }
         this.flush();
-        const last = this.lastOfRun('thinking');
-        if (last && last.kind === 'thinking' && last.text.trim() === event.thinking.trim()) {
-          last.done = true;
+        if (event.turn !== undefined && this.thinking && this.thinkingTurn === event.turn)
+          this.closeThinking();
+        // The reasoning of this turn was already streamed as deltas: the block only closes it.
+        if (event.turn !== undefined && this.shownTurn === event.turn && this.shownThinking) {
+          this.shownThinking.done = true;
           break;
         }
         this.closeThinking();
@@ -176,7 +203,7 @@ export class Timeline {
         }
         const entry = newToolEntry(event.call_id, event.tool, event.args, event.is_subagent);
         if (event.is_subagent) {
-          const parent = this.runningSpawn();
+          const parent = this.parentCard(event.parent_call_id);
           if (parent) {
             parent.children.push(entry);
             break;
@@ -192,9 +219,21 @@ export class Timeline {
       case 'tool_confirm_request': {
         let card = this.findCard(event.call_id);
         if (!card) {
-          this.closeThinking();
-          this.closeAnswer(false);
-          card = this.push(newToolEntry(event.call_id, event.tool, event.args, false));
+          const entry = newToolEntry(
+            event.call_id,
+            event.tool,
+            event.args,
+            event.parent_call_id !== undefined,
+          );
+          const parent = this.parentCard(event.parent_call_id);
+          if (parent) {
+            parent.children.push(entry);
+            card = parent.children[parent.children.length - 1] as ToolEntry;
+          } else {
+            this.closeThinking();
+            this.closeAnswer(false);
+            card = this.push(entry);
+          }
         }
         card.confirm = 'pending';
         break;
@@ -202,7 +241,7 @@ export class Timeline {
       case 'tool_call': {
         let card = this.findCard(event.call_id);
         if (!card) {
-          const parent = event.is_subagent ? this.runningSpawn() : null;
+          const parent = event.is_subagent ? this.parentCard(event.parent_call_id) : undefined;
           const entry = newToolEntry(event.call_id, event.tool, event.args, event.is_subagent);
           if (parent) {
             parent.children.push(entry);
@@ -237,7 +276,7 @@ export class Timeline {
         this.closeThinking();
         if (this.answer) {
           if (event.content && this.answer.text !== event.content) this.answer.text = event.content;
-        } else if (event.content && !this.lastAnswerHas(event.content)) {
+        } else if (event.content && !this.endsWithAnswer()) {
           this.push<AssistantEntry>({
             kind: 'assistant',
             key: newKey('answer'),
@@ -292,7 +331,7 @@ export class Timeline {
           kind: 'error',
           key: newKey('error'),
           message: event.message,
-          hint: errorHint(event.message, event.recoverable),
+          hint: errorHint(event.code, event.recoverable),
         });
         if (!event.recoverable && (event.run_id === undefined || event.run_id === this.state.runId)) {
           this.closeThinking();
@@ -323,8 +362,13 @@ export class Timeline {
 
   private closeThinking(): void {
     this.flush();
-    if (this.thinking) this.thinking.done = true;
+    if (this.thinking) {
+      this.thinking.done = true;
+      this.shownThinking = this.thinking;
+      this.shownTurn = this.thinkingTurn;
+    }
     this.thinking = null;
+    this.thinkingTurn = undefined;
   }
 
   private closeAnswer(interrupted: boolean): void {
@@ -344,19 +388,9 @@ export class Timeline {
     this.state.running = false;
   }
 
-  private lastAnswerHas(content: string): boolean {
-    const last = this.state.entries[this.state.entries.length - 1];
-    return last?.kind === 'assistant' && last.text === content;
-  }
-
-  private lastOfRun(kind: ChatEntry['kind']): ChatEntry | undefined {
-    const entries = this.state.entries;
-    for (let i = entries.length - 1; i >= 0; i -= 1) {
-      const entry = entries[i];
-      if (!entry || entry.kind === 'user') return undefined;
-      if (entry.kind === kind) return entry;
-    }
-    return undefined;
+  /** The final answer is already shown when nothing came after the last answer bubble. */
+  private endsWithAnswer(): boolean {
+    return this.state.entries[this.state.entries.length - 1]?.kind === 'assistant';
   }
 
   private *allCards(): Generator<ToolEntry> {
@@ -376,8 +410,13 @@ export class Timeline {
     return undefined;
   }
 
-  /** The latest top-level `spawn_agent` call still running: the parent of subagent events. */
-  private runningSpawn(): ToolEntry | undefined {
+  /**
+   * The card of the `spawn_agent` call a subagent event belongs to, at any depth. An event
+   * without `parent_call_id` (from an older server) falls back to the latest running top-level
+   * `spawn_agent` call.
+   */
+  private parentCard(parentCallId: string | undefined): ToolEntry | undefined {
+    if (parentCallId !== undefined) return this.findCard(parentCallId);
     const entries = this.state.entries;
     for (let i = entries.length - 1; i >= 0; i -= 1) {
       const entry = entries[i];

@@ -1,5 +1,5 @@
 /**
- * Sessions, their two message buffers (DESIGN §4), per-session key-value state and file records.
+ * Sessions, their two message buffers (docs/architecture.md#two-buffers), per-session key-value state and file records.
  *
  * Messages keep the fields every query needs as typed columns and the fields whose presence
  * varies (images, tool calls, thinking, metadata…) in one JSON `payload`, so adding an optional

@@ -1,5 +1,5 @@
 /**
- * Long-term memory (DESIGN §11): facts about the user, their full-text index, the narrative
+ * Long-term memory (docs/memory.md#long-term-memory): facts about the user, their full-text index, the narrative
  * summary injected into every run, and which sessions have been mined for facts.
  */
 import type { Migration } from './types.js';

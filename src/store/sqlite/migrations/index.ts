@@ -4,8 +4,15 @@
  */
 import { coreMigration } from './001-core.js';
 import { memoryMigration } from './002-memory.js';
+import { consentMigration } from './003-consent.js';
+import { typedMessagesMigration } from './004-typed-messages.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
 
-export const migrations: readonly Migration[] = [coreMigration, memoryMigration];
+export const migrations: readonly Migration[] = [
+  coreMigration,
+  memoryMigration,
+  consentMigration,
+  typedMessagesMigration,
+];

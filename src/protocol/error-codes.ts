@@ -1,0 +1,85 @@
+/**
+ * The one table of stable error codes. REST error bodies (`{error, code}`), `error` events on
+ * the WebSocket and LLM failures all take their `code` from it, so a client branches on one
+ * vocabulary wherever the error came from. `status` is what a REST answer uses; `message` is a
+ * sentence for people (the server usually adds the detail that says what to do).
+ */
+
+export const errorTable = {
+  BAD_REQUEST: { status: 400, message: 'The request is not valid' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON' },
+  INVALID_TITLE: { status: 400, message: 'A title must be 1 to 200 characters long' },
+  UNKNOWN_PROFILE: { status: 400, message: 'There is no agent profile with that id' },
+  INVALID_IMAGE: { status: 400, message: 'An image is not valid base64 or is too large' },
+  FILE_NOT_IN_SESSION: { status: 400, message: 'Only files uploaded to this session can be attached' },
+  INVALID_FILE_NAME: { status: 400, message: 'The file name is not acceptable' },
+  MISSING_FILE: { status: 400, message: 'The upload needs a multipart field named "file"' },
+  MALFORMED_UPLOAD: {
+    status: 400,
+    message:
+      'The upload is not complete multipart/form-data (it ended before its closing boundary, or a part is malformed); send the whole file again',
+  },
+  PAIRING_CODE_INVALID: {
+    status: 400,
+    message:
+      'That pairing code is not valid; run `navi pair` on the machine Navi runs on and open the link it prints',
+  },
+  UNAUTHORIZED: { status: 401, message: 'A valid API token is required' },
+  REMOTE_FORBIDDEN: {
+    status: 403,
+    message: 'Only local clients are served while NAVI_API_TOKEN is not set',
+  },
+  FOREIGN_HOST: {
+    status: 403,
+    message:
+      'Without NAVI_API_TOKEN only requests addressed to localhost or NAVI_HOST are served; set NAVI_API_TOKEN to serve other host names',
+  },
+  FOREIGN_ORIGIN: { status: 403, message: 'Requests from this browser origin are not allowed' },
+  CONSENT_REQUIRED: {
+    status: 403,
+    message:
+      'Only your own client may approve what the agent does: this one is not paired. Run `navi pair` on the machine Navi runs on and open the link it prints in this browser (or send the API token)',
+  },
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  SESSION_NOT_FOUND: { status: 404, message: 'There is no session with that id' },
+  FILE_NOT_FOUND: { status: 404, message: 'There is no such file in this session' },
+  CONFIRMATION_NOT_FOUND: {
+    status: 404,
+    message: 'No tool call of this session is waiting for that confirmation',
+  },
+  FACT_NOT_FOUND: { status: 404, message: 'There is no memory fact with that id' },
+  INVALID_FACT: { status: 400, message: 'The memory fact is not valid' },
+  FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
+  RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },
+  PAIRING_CODE_USED: {
+    status: 409,
+    message: 'That pairing code has already been used; run `navi pair` for a new one',
+  },
+  PAIRING_CODE_EXPIRED: {
+    status: 410,
+    message: 'That pairing code has expired; run `navi pair` for a new one',
+  },
+  BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
+  FILE_TOO_LARGE: { status: 413, message: 'The file is larger than the upload limit' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'This content type is not accepted here' },
+  PAIRING_RATE_LIMITED: {
+    status: 429,
+    message: 'Too many wrong pairing codes; wait a minute, then use a fresh code from `navi pair`',
+  },
+  INTERNAL: { status: 500, message: 'Something went wrong inside the server; it has been logged' },
+  RUN_FAILED: { status: 502, message: 'The agent run failed' },
+  // Why a run ended on the LLM's side: the code of its `error` event. `POST /messages` answers
+  // such a run with RUN_FAILED and the backend's explanation.
+  LLM_UNAVAILABLE: { status: 502, message: 'No LLM backend is available for this profile' },
+  LLM_UNREACHABLE: { status: 502, message: 'The LLM server cannot be reached' },
+  LLM_TIMEOUT: { status: 504, message: 'The LLM server did not answer in time' },
+  LLM_HTTP_ERROR: { status: 502, message: 'The LLM server answered with an error' },
+  LLM_AUTH: { status: 502, message: 'The LLM server refused the API key' },
+  LLM_MODEL_NOT_FOUND: { status: 502, message: 'The LLM server does not have the model' },
+  CONTEXT_OVERFLOW: { status: 502, message: "The conversation does not fit the model's context window" },
+  LLM_MALFORMED: { status: 502, message: 'The LLM server sent an answer that could not be read' },
+  LLM_UNSUPPORTED: { status: 502, message: 'The model cannot do what the run needs (e.g. call tools)' },
+  SHUTTING_DOWN: { status: 503, message: 'The server is shutting down' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorTable;

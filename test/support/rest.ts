@@ -1,0 +1,40 @@
+/**
+ * The REST calls and request filters integration tests repeat: posting a message, reading a
+ * session back typed as the protocol says, and picking the chat calls out of a fake LLM's log.
+ */
+import type { SessionDetail } from '../../src/protocol/rest.js';
+import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { NaviHandle } from './navi.js';
+
+/** The body of `POST /sessions/{id}/messages`; a string is sent as `{content}`. */
+export type MessageBody = string | { content: string; [field: string]: unknown };
+
+/**
+ * `POST /sessions/{id}/messages` on a running Navi; resolves to the response, whatever its
+ * status (read it with `.status` and `.json()`). `headers` are added, e.g. a consent cookie.
+ */
+export function postMessage(
+  navi: Pick<NaviHandle, 'url'>,
+  sessionId: string,
+  body: MessageBody = 'hello',
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${navi.url}/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(typeof body === 'string' ? { content: body } : body),
+  });
+}
+
+/** `GET /sessions/{id}`, which must answer 200; throws with the status and body otherwise. */
+export async function getSession(navi: Pick<NaviHandle, 'url'>, sessionId: string): Promise<SessionDetail> {
+  const res = await fetch(`${navi.url}/sessions/${sessionId}`);
+  if (res.status !== 200)
+    throw new Error(`GET /sessions/${sessionId} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as SessionDetail;
+}
+
+/** The chat completions the fake LLM received, in order (embeddings and model lists left out). */
+export function chatRequests(fake: FakeLlm): RecordedRequest[] {
+  return fake.requests.filter((r) => r.kind === 'chat');
+}
