@@ -204,7 +204,8 @@ describe('file tools under a folder that keeps turning into a link to the outsid
     racer.stdout?.on('data', (d: Buffer) => {
       flips += d.toString();
     });
-    const finished = new Promise<void>((done) => racer.on('exit', () => done()));
+    // 'close', not 'exit': the count is printed last, and 'exit' may come before stdout is read.
+    const finished = new Promise<void>((done) => racer.on('close', () => done()));
     let running = true;
     void finished.then(() => {
       running = false;
