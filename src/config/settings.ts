@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { parsePrivatePolicy } from './private-policy.js';
 
 const bool = z
   .string()
@@ -67,6 +68,32 @@ const list = z.string().transform((v) =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0),
+);
+
+const optionalHttpUrl = z.union([z.literal(''), httpUrl]);
+
+const privatePolicy = z.string().transform((v, ctx) => {
+  try {
+    return parsePrivatePolicy(v);
+  } catch (err) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${(err as Error).message}; accepts true, false, or a comma-separated list of hosts and CIDR ranges`,
+    });
+    return z.NEVER;
+  }
+});
+
+const SEARCH_PROVIDERS = ['searxng', 'duckduckgo', 'brave'] as const;
+export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
+const providerList = list.pipe(
+  z
+    .array(
+      z.enum(SEARCH_PROVIDERS, {
+        message: `accepts a comma-separated list of ${SEARCH_PROVIDERS.join(', ')}`,
+      }),
+    )
+    .min(1, { message: `needs at least one of ${SEARCH_PROVIDERS.join(', ')}` }),
 );
 
 const logLevel = z
@@ -143,7 +170,18 @@ const variables = {
   TOOL_CONFIRM_TIMEOUT_MS: [int(100, 86_400_000), '300000'],
   SUBAGENT_MAX_DEPTH: [int(0, 10), '1'],
   NAVI_SANDBOX: [oneOf(['auto', 'required', 'off'] as const), 'auto'],
-  HTTP_ALLOW_PRIVATE: [bool, 'false'],
+  HTTP_ALLOW_PRIVATE: [privatePolicy, 'false'],
+  // Servers shipped with Navi (navi-web…), started beside the user's MCP servers.
+  MCP_SHIPPED_SERVERS: [bool, 'true'],
+  SEARXNG_URL: [optionalHttpUrl, ''],
+  WEB_SEARCH_PROVIDERS: [providerList, 'searxng,duckduckgo,brave'],
+  DUCKDUCKGO_URL: [httpUrl, 'https://html.duckduckgo.com/html/'],
+  BRAVE_SEARCH_URL: [httpUrl, 'https://api.search.brave.com/res/v1/web/search'],
+  BRAVE_API_KEY: [text, '', secret],
+  CHROMIUM_PATH: [text, ''],
+  WEB_VIEW_TIMEOUT_MS: [int(1000, 600_000), '30000'],
+  WEB_BROWSER_IDLE_MS: [int(1000, 86_400_000), '60000'],
+  WEB_MAX_RESPONSE_BYTES: [int(1024, 1_000_000_000), '5000000'],
   MEMORY_EXTRACTION_IDLE_MINUTES: [num(0, 1_000_000), '30'],
 } as const;
 
@@ -197,7 +235,29 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   return Object.freeze(out) as Settings;
 }
 
-/** Settings for tests: defaults plus overrides, no `.env`, no process environment. */
+/**
+ * A setting's value spelt as the environment would spell it, so it can be handed to a child
+ * process that reads its settings with `loadSettings` (the shipped MCP servers).
+ */
+export function settingText(settings: Settings, name: SettingName): string {
+  const value: unknown = settings[name];
+  if (Array.isArray(value)) return value.join(',');
+  if (typeof value === 'object' && value !== null && 'kind' in value) {
+    const policy = value as Settings['HTTP_ALLOW_PRIVATE'];
+    return policy.kind === 'list' ? policy.text : String(policy.kind === 'all');
+  }
+  return String(value);
+}
+
+export function isSettingName(name: string): name is SettingName {
+  return Object.hasOwn(variables, name);
+}
+
+/**
+ * Settings for tests: defaults plus overrides, no `.env`, no process environment. The shipped
+ * MCP servers stay off unless a test asks for them: starting Chromium-capable servers for every
+ * test server would only slow the suite.
+ */
 export function testSettings(overrides: Partial<Record<SettingName, string>> = {}): Settings {
-  return loadSettings(overrides);
+  return loadSettings({ MCP_SHIPPED_SERVERS: 'false', ...overrides });
 }

@@ -1,10 +1,10 @@
 /**
  * The sandbox's network, with real bubblewrap and slirp4netns: whatever a profile allows,
  * sandboxed commands never reach the host's loopback (a canary counting connections, and a real
- * Navi's API); with network allowed they get a user-mode interface whose private ranges are
- * unreachable before the command starts. Only loopback is ever connected to from the host side;
- * private addresses are only tried from inside the sandbox, where the routes refuse them
- * locally, or only inspected in the route table.
+ * Navi's API); with network allowed they get a user-mode interface whose private ranges (but
+ * those HTTP_ALLOW_PRIVATE opens) are unreachable before the command starts. Only loopback is
+ * ever connected to from the host side; private addresses are only tried from inside the
+ * sandbox, where the routes refuse them locally, or only inspected in the route table.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -250,6 +250,35 @@ describe.skipIf(!runnable)('sandbox network', () => {
     expect(r.output).not.toContain('unreachable 192.168.0.0/16');
     for (const own of ownAddresses())
       expect(r.output).toMatch(new RegExp(`unreachable ${own.replace(/\./g, '\\.')}\\b`));
+    expect(r.output).toMatch(/to 10\.0\.2\.0\/24 prohibit/);
+  });
+
+  it('lets a list open only its IPv4 ranges, never host names, the host itself or slirp (route table only)', async () => {
+    const own = ownAddresses();
+    const list = ['nas.lan', '192.168.7.0/24', '10.0.0.0/8', '127.0.0.1', '10.0.2.2', 'fd00::/8', ...own];
+    // `ip route get` asks the kernel which way a packet would go, without sending one.
+    const probes = ['192.168.7.5', '192.168.8.1', '10.1.2.3', '172.16.0.1', '10.0.2.2', ...own];
+    const command = [
+      'ip route',
+      'ip rule',
+      ...probes.map((p) => `echo "GET ${p}: $(ip route get ${p} 2>&1 | head -n 1)"`),
+    ].join('; ');
+    const r = await terminal(true, { HTTP_ALLOW_PRIVATE: list.join(',') }).execute({ command }, makeCtx());
+    expect(r.metadata).toMatchObject({ network: 'outbound' });
+    expect(r.output).toContain('default via 10.0.2.2 dev tap0');
+    expect(r.output).toContain('192.168.7.0/24 via 10.0.2.2 dev tap0');
+    expect(r.output).toContain('unreachable 192.168.0.0/16');
+    expect(r.output).toContain('unreachable 172.16.0.0/12');
+    expect(r.output).not.toContain('unreachable 10.0.0.0/8');
+    expect(r.output).toMatch(/GET 192\.168\.7\.5: 192\.168\.7\.5 via 10\.0\.2\.2 dev tap0/);
+    expect(r.output).toMatch(/GET 10\.1\.2\.3: 10\.1\.2\.3 via 10\.0\.2\.2 dev tap0/);
+    const closed = ['192.168.8.1', '172.16.0.1', '10.0.2.2', ...own];
+    for (const address of closed) {
+      const line = new RegExp(`GET ${address.replace(/\./g, '\\.')}: (.*)`).exec(r.output)?.[1];
+      expect(line, address).toMatch(/^RTNETLINK answers: (No route to host|Permission denied)/);
+    }
+    for (const address of own)
+      expect(r.output).toMatch(new RegExp(`unreachable ${address.replace(/\./g, '\\.')}\\b`));
     expect(r.output).toMatch(/to 10\.0\.2\.0\/24 prohibit/);
   });
 

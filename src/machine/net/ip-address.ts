@@ -90,6 +90,8 @@ const BLOCKED_V6: Range<V6>[] = [
 const MAPPED = ipaddr.IPv6.parseCIDR('::ffff:0:0/96');
 const COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+const LOCAL_NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b:1::/48');
+const TRANSLATED = ipaddr.IPv6.parseCIDR('::ffff:0:0:0/96');
 const SIX_TO_FOUR = ipaddr.IPv6.parseCIDR('2002::/16');
 
 function classifyV4(address: V4): string | undefined {
@@ -105,7 +107,13 @@ function classifyV6(address: V6): string | undefined {
   const g = address.parts;
   const last = fromGroups(g[6] ?? 0, g[7] ?? 0);
   // Addresses that carry an IPv4 address reach that address: judge them by it.
-  if (address.match(MAPPED) || address.match(NAT64)) return classifyV4(last);
+  if (
+    address.match(MAPPED) ||
+    address.match(NAT64) ||
+    address.match(LOCAL_NAT64) ||
+    address.match(TRANSLATED)
+  )
+    return classifyV4(last);
   if (address.match(COMPATIBLE)) {
     if (address.toNormalizedString() === '0:0:0:0:0:0:0:0') return 'unspecified';
     if (address.toNormalizedString() === '0:0:0:0:0:0:0:1') return 'loopback';

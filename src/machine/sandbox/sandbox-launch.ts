@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import type { PrivatePolicy } from '../../config/private-policy.js';
 import { BLOCK_FD, bwrapArgs, INFO_FD } from './bwrap.js';
 import type { RunProcessOptions } from './run-process.js';
 import type { MountSpec } from './sandbox-mounts.js';
@@ -28,8 +29,8 @@ export interface SandboxRequest {
   env: Record<string, string>;
   /** The profile's `network_access`. */
   networkAllowed: boolean;
-  /** HTTP_ALLOW_PRIVATE: private ranges reachable from the sandbox's network. */
-  allowPrivate: boolean;
+  /** HTTP_ALLOW_PRIVATE: private ranges reachable from the sandbox's network (IPv4 ranges only; names cannot be routed). */
+  privatePolicy: PrivatePolicy;
   /** Overrides the search for slirp4netns, unshare, nsenter and ip (tests). */
   helpers?: NetworkHelpers | { missing: string[] };
 }
@@ -94,7 +95,7 @@ export function sandboxLaunch(request: SandboxRequest): SandboxLaunch {
     const network = await attachUserModeNetwork({
       pid,
       helpers,
-      allowPrivate: request.allowPrivate,
+      privatePolicy: request.privatePolicy,
       dns,
       signal,
     });

@@ -3,13 +3,14 @@
  * namespace; slirp4netns then gives it a user-mode network (10.0.2.0/24, gateway 10.0.2.2,
  * DNS 10.0.2.3) whose gateway refuses to lead to the host's loopback
  * (`--disable-host-loopback`). Before the program starts, rules and routes inside the namespace
- * make slirp's own virtual hosts (but DNS), private ranges (unless HTTP_ALLOW_PRIVATE) and the
- * host's own addresses (always) unreachable, so no packet for them ever leaves.
+ * make slirp's own virtual hosts (but DNS), private ranges (but those HTTP_ALLOW_PRIVATE opens)
+ * and the host's own addresses (always) unreachable, so no packet for them ever leaves.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import { allowedIPv4Ranges, type PrivatePolicy } from '../../config/private-policy.js';
 
 export interface NetworkHelpers {
   slirp4netns: string;
@@ -36,6 +37,9 @@ export const PRIVATE_IPV4_RANGES: readonly string[] = [
 export const SANDBOX_DNS = '10.0.2.3';
 /** slirp4netns's virtual network; its gateway 10.0.2.2 stands for the host itself. */
 const SLIRP_NETWORK = '10.0.2.0/24';
+const SLIRP_GATEWAY = '10.0.2.2';
+/** The sandbox's end of slirp4netns. */
+const TAP = 'tap0';
 
 const STEP_TIMEOUT_MS = 10_000;
 // Folders where iproute2 and util-linux live even when they are not on a normal user's PATH.
@@ -78,13 +82,59 @@ export function findNetworkHelpers(path = process.env.PATH ?? ''): NetworkHelper
   return { missing };
 }
 
-/** Destinations made unreachable inside the sandbox: the host's own addresses, and private ranges unless allowed. */
-export function blockedDestinations(allowPrivate: boolean): string[] {
+/** The host's own IPv4 addresses: a sandbox may never reach the machine it runs on. */
+export function hostAddresses(): string[] {
   const own: string[] = [];
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) own.push(`${a.address}/32`);
   }
-  return [...(allowPrivate ? [] : PRIVATE_IPV4_RANGES), ...own];
+  return own;
+}
+
+type Cidr = { text: string; net: number; bits: number };
+
+function cidr(text: string): Cidr {
+  const [address = '', bits = '32'] = text.split('/');
+  const net = address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
+  return { text, net, bits: Number(bits) };
+}
+
+/** Whether `inner` lies inside `outer` (or is it). */
+function within(inner: Cidr, outer: Cidr): boolean {
+  if (inner.bits < outer.bits) return false;
+  const size = 2 ** (32 - outer.bits);
+  return Math.floor(inner.net / size) === Math.floor(outer.net / size);
+}
+
+const LOOPBACK = cidr('127.0.0.0/8');
+
+export interface NetworkFence {
+  /** Routed nowhere: the private ranges the policy leaves closed, and the host's own addresses. */
+  unreachable: string[];
+  /** Listed ranges inside a closed private range, routed through the gateway (the longer prefix wins). */
+  opened: string[];
+}
+
+/**
+ * Which destinations the sandbox's route table closes and opens. `true` opens every private
+ * range; a list opens its IPv4 ranges and addresses only (routes know nothing of host names).
+ * Never opened: the host's own addresses, slirp's network (its hosts stand for the host) and
+ * loopback (inside the sandbox it is the sandbox's own).
+ */
+export function networkFence(policy: PrivatePolicy, own: string[] = hostAddresses()): NetworkFence {
+  if (policy.kind === 'all') return { unreachable: own, opened: [] };
+  const ownCidrs = own.map(cidr);
+  const listed = allowedIPv4Ranges(policy)
+    .map(cidr)
+    .filter(
+      (range) =>
+        !within(range, LOOPBACK) &&
+        !within(range, cidr(SLIRP_NETWORK)) &&
+        !ownCidrs.some((address) => address.net === range.net && range.bits === 32),
+    );
+  const closed = PRIVATE_IPV4_RANGES.map(cidr).filter((range) => !listed.some((open) => within(range, open)));
+  const opened = listed.filter((open) => closed.some((range) => within(open, range)));
+  return { unreachable: [...closed.map((r) => r.text), ...own], opened: opened.map((r) => r.text) };
 }
 
 /**
@@ -93,11 +143,18 @@ export function blockedDestinations(allowPrivate: boolean): string[] {
  * slirp would forward any other port of 10.0.2.3 to the host's name server. The rules match the
  * final destination only, so the gateway still carries traffic to the Internet.
  */
-export function fenceCommands(allowPrivate: boolean, dns: boolean): string[] {
+export function fenceCommands(
+  policy: PrivatePolicy,
+  dns: boolean,
+  own: string[] = hostAddresses(),
+): string[] {
+  const { unreachable, opened } = networkFence(policy, own);
   return [
     ...(dns ? [`rule add to ${SANDBOX_DNS}/32 dport 53 lookup main pref 100`] : []),
     `rule add to ${SLIRP_NETWORK} prohibit pref 101`,
-    ...blockedDestinations(allowPrivate).map((cidr) => `route add unreachable ${cidr}`),
+    ...unreachable.map((range) => `route add unreachable ${range}`),
+    // `onlink`: the kernel would check the gateway through the rules, and rule 101 refuses it.
+    ...opened.map((range) => `route add ${range} via ${SLIRP_GATEWAY} dev ${TAP} onlink`),
   ];
 }
 
@@ -151,7 +208,8 @@ export interface UserModeNetwork {
 export async function attachUserModeNetwork(options: {
   pid: number;
   helpers: NetworkHelpers;
-  allowPrivate: boolean;
+  /** HTTP_ALLOW_PRIVATE: which private ranges the sandbox may reach. */
+  privatePolicy: PrivatePolicy;
   dns: boolean;
   signal: AbortSignal;
 }): Promise<UserModeNetwork> {
@@ -172,14 +230,14 @@ export async function attachUserModeNetwork(options: {
       '--ready-fd=3',
       '--exit-fd=4',
       ...target,
-      'tap0',
+      TAP,
     ],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
   );
   const network: UserModeNetwork = { close: () => stopSlirp(slirp) };
   try {
     await waitReady(slirp, options.signal);
-    await fence(pid, helpers, fenceCommands(options.allowPrivate, options.dns), options.signal);
+    await fence(pid, helpers, fenceCommands(options.privatePolicy, options.dns), options.signal);
     return network;
   } catch (err) {
     network.close();

@@ -169,7 +169,7 @@ export function createCodeExecTool(deps: CodeExecToolDeps): TypedTool<ReturnType
           cwd: dir,
           env,
           networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
-          allowPrivate: deps.settings.HTTP_ALLOW_PRIVATE,
+          privatePolicy: deps.settings.HTTP_ALLOW_PRIVATE,
           ...(deps.networkHelpers ? { helpers: deps.networkHelpers } : {}),
         });
         command = launch.program;

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GuardedFetchOptions } from '../../machine/net/ssrf-guard.js';
+import { parsePrivatePolicy } from '../../config/private-policy.js';
+import type { GuardedRequestOptions } from '../../machine/net/guarded-request.js';
 import { testGuard } from '../test-helpers.js';
 import { createImageViewTool, type ImageViewToolDeps } from './image-view.js';
 import { makeCtx } from './test-support.js';
@@ -19,18 +20,18 @@ let png: Buffer;
 const ctx = makeCtx();
 
 // Only the name images.test may reach the loopback test server; everything else is judged for real.
-const overrides: Pick<GuardedFetchOptions, 'resolve' | 'allowAddress'> = {
+const overrides: Pick<GuardedRequestOptions, 'resolve'> = {
   resolve: async (host) => {
     if (host === 'images.test' || host === 'rebind.test') return [{ address: '127.0.0.1', family: 4 }];
     throw new Error(`unknown host ${host}`);
   },
-  allowAddress: (host, address) => host === 'images.test' && address === '127.0.0.1',
 };
+const IMAGES_ONLY = parsePrivatePolicy('images.test');
 
 const tool = (over: Partial<ImageViewToolDeps> = {}) =>
   createImageViewTool({
-    settings: { FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: false },
-    guard: testGuard({ FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: false }),
+    settings: { FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: IMAGES_ONLY },
+    guard: testGuard({ FS_ALLOWED_PATHS: [root] }),
     fetchOverrides: overrides,
     timeoutMs: 5000,
     ...over,
@@ -188,7 +189,8 @@ describe('image_view: URLs', () => {
 
   it('refuses redirects to loopback in every spelling, to metadata and to names that resolve privately', async () => {
     expect((await tool().execute({ source: url('/to-loopback') }, ctx)).output).toBe(
-      'Refused: 127.0.0.1 is a loopback address; Navi does not fetch from private networks (HTTP_ALLOW_PRIVATE=false).',
+      'Refused: 127.0.0.1 is a loopback address, and HTTP_ALLOW_PRIVATE=images.test does not admit it. ' +
+        'To let Navi reach it, add the host or its address to HTTP_ALLOW_PRIVATE (a comma-separated list of hosts and CIDR ranges, or true for all).',
     );
     expect((await tool().execute({ source: url('/to-mapped') }, ctx)).output).toContain(
       'Refused: ::ffff:7f00:1 is a loopback address',
@@ -209,14 +211,16 @@ describe('image_view: URLs', () => {
     expect((await tool().execute({ source: direct }, ctx)).output).toContain(
       'Refused: 127.0.0.1 is a loopback address',
     );
-    const allowed = tool({ settings: { FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: true } });
+    const allowed = tool({
+      settings: { FS_ALLOWED_PATHS: [root], HTTP_ALLOW_PRIVATE: parsePrivatePolicy('true') },
+    });
     const r = await allowed.execute({ source: direct }, ctx);
     expect(r.output).toBe(`Image ${direct} (2000x1500 png) loaded as 1024x768 JPEG.`);
   });
 
   it('enforces the size cap and the timeout, and reports HTTP errors and non-images', async () => {
     expect((await tool({ maxBytes: 1000 }).execute({ source: url('/cat.png') }, ctx)).output).toMatch(
-      /^Refused: the response is (\d+ bytes, )?over the 1000-byte limit\.$/,
+      /^Refused: the response body is (\d+ bytes, )?over the 1000-byte limit\.$/,
     );
     expect((await tool({ timeoutMs: 300 }).execute({ source: url('/slow') }, ctx)).output).toContain(
       'Timed out after 300 ms',

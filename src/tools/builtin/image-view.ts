@@ -8,7 +8,11 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
 import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
-import { FetchRefusedError, type GuardedFetchOptions, guardedFetch } from '../../machine/net/ssrf-guard.js';
+import {
+  type GuardedRequestOptions,
+  guardedRequest,
+  RequestRefusedError,
+} from '../../machine/net/guarded-request.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 
@@ -16,14 +20,17 @@ export interface ImageViewToolDeps {
   settings: Pick<Settings, 'FS_ALLOWED_PATHS' | 'HTTP_ALLOW_PRIVATE'>;
   /** Every path goes through it; the composition root passes the one guard all file tools share. */
   guard: PathGuard;
-  /** Resolver and allowlist overrides for the URL guard (tests). */
-  fetchOverrides?: Pick<GuardedFetchOptions, 'resolve' | 'allowAddress'>;
+  /** Resolver override for the URL guard (tests map names to their local servers). */
+  fetchOverrides?: Pick<GuardedRequestOptions, 'resolve'>;
   maxBytes?: number;
   timeoutMs?: number;
   maxSide?: number;
   /** Decompression-bomb bound: images with more pixels are refused before decoding. */
   maxInputPixels?: number;
 }
+
+/** A source this tool will not load; its message goes to the model as it is. */
+class ImageRefusedError extends Error {}
 
 const parameters = z.strictObject({
   source: z.string().describe('Local path (inside the allowed folders) or http(s) URL.'),
@@ -38,8 +45,8 @@ export function createImageViewTool(deps: ImageViewToolDeps): TypedTool<typeof p
 
   async function load(source: string, signal: AbortSignal): Promise<{ data: Buffer; label: string }> {
     if (/^https?:\/\//i.test(source)) {
-      const res = await guardedFetch(source, {
-        allowPrivate: deps.settings.HTTP_ALLOW_PRIVATE,
+      const res = await guardedRequest(source, {
+        policy: deps.settings.HTTP_ALLOW_PRIVATE,
         ...deps.fetchOverrides,
         maxBytes,
         timeoutMs,
@@ -47,16 +54,16 @@ export function createImageViewTool(deps: ImageViewToolDeps): TypedTool<typeof p
         headers: { accept: 'image/*' },
       });
       if (res.status < 200 || res.status >= 300)
-        throw new FetchRefusedError(`The server answered HTTP ${res.status} for ${res.finalUrl}.`);
+        throw new ImageRefusedError(`The server answered HTTP ${res.status} for ${res.finalUrl}.`);
       return { data: res.body, label: res.finalUrl };
     }
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source))
-      throw new FetchRefusedError('Only local paths and http(s) URLs are supported.');
+      throw new ImageRefusedError('Only local paths and http(s) URLs are supported.');
     const { handle, path, stats: info } = await guard.openFile(source, constants.O_RDONLY, { signal });
     try {
-      if (!info.isFile()) throw new FetchRefusedError(`${path} is not a file.`);
+      if (!info.isFile()) throw new ImageRefusedError(`${path} is not a file.`);
       if (info.size > maxBytes)
-        throw new FetchRefusedError(`${path} is ${info.size} bytes, over the ${maxBytes}-byte limit.`);
+        throw new ImageRefusedError(`${path} is ${info.size} bytes, over the ${maxBytes}-byte limit.`);
       return { data: await handle.readFile(), label: path };
     } finally {
       await handle.close();
@@ -78,7 +85,12 @@ export function createImageViewTool(deps: ImageViewToolDeps): TypedTool<typeof p
       try {
         loaded = await load(source, ctx.signal);
       } catch (err) {
-        if (err instanceof PathRefusedError || err instanceof FetchRefusedError) return fail(err.message);
+        if (
+          err instanceof PathRefusedError ||
+          err instanceof RequestRefusedError ||
+          err instanceof ImageRefusedError
+        )
+          return fail(err.message);
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'ENOENT') return fail(`No such file: ${source}.`);
         return fail(`Could not load ${source}: ${e.message}`);

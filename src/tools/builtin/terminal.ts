@@ -157,7 +157,7 @@ export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType
           cwd,
           env,
           networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
-          allowPrivate: settings.HTTP_ALLOW_PRIVATE,
+          privatePolicy: settings.HTTP_ALLOW_PRIVATE,
           ...(deps.networkHelpers ? { helpers: deps.networkHelpers } : {}),
         });
         program = launch.program;
