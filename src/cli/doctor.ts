@@ -6,6 +6,7 @@
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
+import { findChromium } from '../machine/browser/find-chromium.js';
 import { probeBwrap } from '../machine/sandbox/bwrap.js';
 import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import type { NaviServices } from '../server/services.js';
@@ -44,6 +45,7 @@ export async function runDoctor(settings: Settings, logger: Logger, out: Writabl
     }
   }
   results.push(await checkSandbox(settings));
+  if (settings.MCP_SHIPPED_SERVERS) results.push(checkBrowser(settings));
 
   for (const r of results) out.write(`${mark(r.level)} ${r.name}: ${r.detail}\n`);
   const failed = results.filter((r) => r.level === 'fail').length;
@@ -144,6 +146,18 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
     name: 'sandbox',
     level: settings.NAVI_SANDBOX === 'required' ? 'fail' : 'warn',
     detail: `bubblewrap unavailable (${probe.reason}); terminal and code_exec ask before every call. Install it with apt-get install bubblewrap.`,
+  };
+}
+
+/** navi-web renders pages in the system Chromium; without it web_view degrades to a plain fetch. */
+function checkBrowser(settings: Settings): CheckResult {
+  const chromium = findChromium(settings.CHROMIUM_PATH);
+  if (chromium.available)
+    return { name: 'chromium', level: 'ok', detail: `${chromium.path}, used by web_view` };
+  return {
+    name: 'chromium',
+    level: 'warn',
+    detail: `${chromium.reason} web_view still works, but reads pages with a plain fetch: no JavaScript, no screenshots.`,
   };
 }
 

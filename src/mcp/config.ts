@@ -6,6 +6,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { isSecretVariable } from '../config/secret-env.js';
 import { serverKey } from './naming.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, type McpConfigError, type McpServerConfig } from './types.js';
 
@@ -73,8 +74,44 @@ function safeProtocol(url: string): string {
   }
 }
 
+export interface ParseOptions {
+  /**
+   * Values of `${NAME}` placeholders. Only the configs shipped with Navi use them (the
+   * program's folder, Node, Navi's settings); a user's config is taken literally.
+   */
+  placeholders?: (name: string) => string | undefined;
+}
+
+function expand(value: string, lookup: (name: string) => string | undefined): string {
+  return value.replace(/\$\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
+    const found = lookup(name);
+    if (found === undefined) throw new Error(`unknown placeholder \${${name}}`);
+    return found;
+  });
+}
+
+/** Fills the placeholders of the launch fields; an environment variable left empty is dropped. */
+function expandPlaceholders(
+  raw: Record<string, unknown>,
+  lookup: (name: string) => string | undefined,
+): void {
+  const text = (v: unknown) => (typeof v === 'string' ? expand(v, lookup) : v);
+  for (const key of ['command', 'cwd', 'url'] as const) if (key in raw) raw[key] = text(raw[key]);
+  if (Array.isArray(raw.args)) raw.args = raw.args.map(text);
+  for (const key of ['env', 'headers'] as const) {
+    const map = raw[key];
+    if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(map)) {
+      const expanded = text(value);
+      if (expanded !== '') out[name] = expanded;
+    }
+    raw[key] = out;
+  }
+}
+
 /** Parses one file's text; throws an Error whose message says what is wrong. */
-export function parseServerConfig(text: string, file: string): McpServerConfig {
+export function parseServerConfig(text: string, file: string, options: ParseOptions = {}): McpServerConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -82,6 +119,7 @@ export function parseServerConfig(text: string, file: string): McpServerConfig {
     throw new Error(`not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('must be a JSON object');
+  if (options.placeholders) expandPlaceholders(raw as Record<string, unknown>, options.placeholders);
   const hasCommand = 'command' in raw;
   const hasUrl = 'url' in raw;
   if (hasCommand && hasUrl) throw new Error('has both "command" (stdio) and "url" (http); keep one');
@@ -101,6 +139,7 @@ export function parseServerConfig(text: string, file: string): McpServerConfig {
     enabled: c.enabled,
     maxMessageBytes: c.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     createdBy: c.created_by ?? 'user',
+    shipped: options.placeholders !== undefined,
     ...(c.description !== undefined && { description: c.description }),
     ...(c.group !== undefined && { group: c.group }),
     ...(c.timeout_ms !== undefined && { timeoutMs: c.timeout_ms }),
@@ -122,6 +161,7 @@ export function parseServerConfig(text: string, file: string): McpServerConfig {
 /** Reads every `*.json` of `dir` (a missing folder holds no servers). Names must be unique. */
 export async function loadServerConfigs(
   dir: string,
+  options: ParseOptions = {},
 ): Promise<{ configs: McpServerConfig[]; errors: McpConfigError[] }> {
   let names: string[];
   try {
@@ -136,7 +176,7 @@ export async function loadServerConfigs(
   for (const name of names) {
     const file = resolve(join(dir, name));
     try {
-      const config = parseServerConfig(await readFile(file, 'utf8'), file);
+      const config = parseServerConfig(await readFile(file, 'utf8'), file, options);
       const clash = keys.get(config.key);
       if (clash) throw new Error(`server name "${config.name}" is already used by ${clash}`);
       keys.set(config.key, name);
@@ -153,15 +193,20 @@ function quote(word: string): string {
 }
 
 /**
- * The exact launch of a server as one shell-style line: working directory, environment,
- * command and arguments (stdio), or the URL (http). This is what the user approves.
+ * The exact launch of a server as one shell-style line: working directory, environment (with
+ * credentials' values hidden), command and arguments (stdio), or the URL (http). This is what
+ * the user approves.
  */
 export function launchLine(config: McpServerConfig): string {
   if (config.transport === 'http') {
     const headers = Object.keys(config.headers);
     return `Streamable HTTP ${config.url}${headers.length ? ` (headers: ${headers.join(', ')})` : ''}`;
   }
-  const env = Object.entries(config.env).map(([k, v]) => `${k}=${quote(v)}`);
+  // The line is shown (mcp_status, GET /agents/mcp, navi doctor, the approval prompt): a
+  // credential's value never is. The user still sees which variables the server receives.
+  const env = Object.entries(config.env).map(
+    ([k, v]) => `${k}=${isSecretVariable(k) ? '[secret]' : quote(v)}`,
+  );
   const run = [...env, quote(config.command), ...config.args.map(quote)].join(' ');
   return config.cwd ? `cd ${quote(config.cwd)} && ${run}` : run;
 }

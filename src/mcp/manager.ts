@@ -7,11 +7,13 @@
  * Agent-written configs (`"created_by": "agent"`) never start until `approve(name)` records
  * the user's approval of their exact launch line (see manuals/create_mcp_server.md).
  */
+import { basename } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { isSecretVariable } from '../config/secret-env.js';
 import type { Settings } from '../config/settings.js';
 import type { RegisteredTool, ToolRegistry } from '../tools/registry.js';
+import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
 import { McpConnection } from './connection.js';
 import { mcpToolName } from './naming.js';
@@ -39,6 +41,13 @@ export interface McpManagerDeps {
    * such as Authorization) are registered, so a server that echoes them has them masked.
    */
   secrets?: { add(name: string, value: string): void };
+  /**
+   * The servers shipped with Navi: their config folder and the values of its placeholders.
+   * A config of the user's folder with the same file or server name replaces a shipped one.
+   */
+  shipped?: { dir: string; placeholders: (name: string) => string | undefined };
+  /** Where images returned by MCP tools are kept as session files. */
+  files?: SessionFileWriter;
 }
 
 interface Entry {
@@ -210,7 +219,7 @@ export class McpManager {
   /** Brings the running servers in line with the folder; `only` limits that to one server. */
   private async apply(only?: string): Promise<McpReloadReport> {
     if (this.closed) return { added: [], removed: [], changed: [], unchanged: [], errors: [] };
-    const loaded = await loadServerConfigs(this.serversDir);
+    const loaded = await this.loadConfigs();
     const { errors } = loaded;
     const concerned = (c: McpServerConfig) => only === undefined || c.name === only || c.key === only;
     const configs = loaded.configs.filter(concerned);
@@ -244,6 +253,23 @@ export class McpManager {
     await Promise.all(starts);
     this.publishErrors();
     return report;
+  }
+
+  /** The user's configs, then the shipped ones the user has not replaced. */
+  private async loadConfigs(): Promise<{ configs: McpServerConfig[]; errors: McpConfigError[] }> {
+    const user = await loadServerConfigs(this.serversDir);
+    const shipped = this.deps.shipped;
+    if (!shipped) return user;
+    const fromShipped = await loadServerConfigs(shipped.dir, { placeholders: shipped.placeholders });
+    const keys = new Set(user.configs.map((c) => c.key));
+    const files = new Set(user.configs.map((c) => basename(c.file)));
+    for (const e of user.errors) files.add(e.file);
+    const kept = fromShipped.configs.filter((c) => !keys.has(c.key) && !files.has(basename(c.file)));
+    const errors = [
+      ...user.errors,
+      ...fromShipped.errors.map((e) => ({ file: `shipped/${e.file}`, error: e.error })),
+    ];
+    return { configs: [...user.configs, ...kept], errors };
   }
 
   private async startEntry(entry: Entry): Promise<void> {
@@ -280,7 +306,7 @@ export class McpManager {
       taken.add(name);
       try {
         this.deps.registry.register({
-          tool: mcpToolDefinition(name, tool, connection, limits),
+          tool: mcpToolDefinition(name, tool, connection, limits, this.deps.files),
           source: 'mcp',
           server: entry.config.name,
         });
@@ -338,6 +364,7 @@ export class McpManager {
         c?.state === 'down' && c.nextRestartAt !== null ? Math.max(0, c.nextRestartAt - Date.now()) : null,
       pid: c?.pid ?? null,
       created_by: config.createdBy,
+      shipped: config.shipped,
     };
   }
 

@@ -3,8 +3,10 @@
  * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import { fail, type JsonSchema, type ToolDefinition } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
+import { keepImageAsFile } from './image-file.js';
 import { isNaviUiServer } from './naming.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
 import { mcpToolRisk } from './tool-risk.js';
@@ -25,6 +27,7 @@ export function mcpToolDefinition(
   tool: Tool,
   connection: McpConnection,
   limits: AdapterLimits,
+  files?: SessionFileWriter,
 ): ToolDefinition {
   const config = connection.config;
   const group = config.group;
@@ -44,11 +47,12 @@ export function mcpToolDefinition(
           ctx.signal,
           config.timeoutMs ?? limits.timeoutMs,
         );
-        return convertCallResult(result, {
+        const converted = convertCallResult(result, {
           maxChars: limits.maxOutputChars * 2,
           maxImageChars: DEFAULT_MAX_IMAGE_CHARS,
           naviUi: isNaviUiServer(config.key),
         });
+        return files ? await keepImageAsFile(converted, tool.name, files, ctx) : converted;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         return fail(

@@ -20,6 +20,8 @@ interface ServerConfigBase {
   maxMessageBytes: number;
   /** `agent` marks configs written by `create_mcp_server`: they need the user's approval. */
   createdBy: 'agent' | 'user';
+  /** Shipped with Navi (mcp_servers.shipped/), not a file of the user's folder. */
+  shipped: boolean;
   /** The launch line the user approved (agent-written configs only). */
   approvedCommand?: string;
 }
@@ -77,6 +79,8 @@ export interface McpServerStatus {
   restart_in_ms: number | null;
   pid: number | null;
   created_by: 'agent' | 'user';
+  /** Shipped with Navi; a user's config of the same name replaces it. */
+  shipped: boolean;
 }
 
 export interface McpReloadReport {

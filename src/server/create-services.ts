@@ -20,6 +20,7 @@ import { ScratchDirs } from '../machine/sandbox/scratch-dirs.js';
 import { SshHostsFile } from '../machine/ssh/hosts-file.js';
 import { SshPool } from '../machine/ssh/ssh-pool.js';
 import { McpManager } from '../mcp/manager.js';
+import { SHIPPED_SERVERS_DIR, shippedPlaceholders } from '../mcp/shipped.js';
 import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
 import { SqliteMemoryStore } from '../memory/memory-store.js';
@@ -37,6 +38,7 @@ import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
 import { ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { SessionFileWriter } from '../tools/session-file-writer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
 import { SecretMasker } from '../util/secret-masker.js';
@@ -112,7 +114,16 @@ export async function createServices(
     logger,
   });
   createCoreTools({ registry, kv: stores.kv, settings, providers, logger });
-  const mcp = new McpManager({ registry, settings, logger, secrets });
+  const mcp = new McpManager({
+    registry,
+    settings,
+    logger,
+    secrets,
+    files: new SessionFileWriter(settings, stores.files),
+    ...(settings.MCP_SHIPPED_SERVERS && {
+      shipped: { dir: SHIPPED_SERVERS_DIR, placeholders: shippedPlaceholders(settings) },
+    }),
+  });
   // code_exec's working folders are shared with share_file, which may copy files from them.
   const scratch = new ScratchDirs();
   const sshPool = new SshPool({ env: overrides.environment ?? process.env });

@@ -61,6 +61,7 @@ describe('the navi command', () => {
       PROFILES_DIR: profilesDir([plainProfile]),
       DEFAULT_PROFILE: 'plain',
       LOG_LEVEL: 'ERROR',
+      MCP_SHIPPED_SERVERS: 'false',
     };
   });
   afterAll(async () => {

@@ -35,6 +35,8 @@ export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio'>): Node
     DEFAULT_PROFILE: 'plain',
     LOG_LEVEL: 'ERROR',
     LOG_FORMAT: 'json',
+    // The shipped servers are tested on their own; a test that wants them passes 'true'.
+    MCP_SHIPPED_SERVERS: 'false',
     ...options.extra,
   };
 }

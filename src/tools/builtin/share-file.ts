@@ -7,16 +7,15 @@
  */
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { codeOf, mkdirAt, openDirAt, openFileAt, unlinkAt } from '../../machine/fs/beneath.js';
-import { FixedDir } from '../../machine/fs/fixed-dir.js';
-import { mimeTypeOf, safeFileName } from '../../machine/fs/mime.js';
+import { safeFileName } from '../../machine/fs/mime.js';
 import { PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
 import type { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
-import type { FileStore, SessionFileRecord } from '../../store/types.js';
+import type { FileStore } from '../../store/types.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
+import { type SavedSessionFile, SessionFileWriter } from '../session-file-writer.js';
 import { fail, ok } from '../types.js';
 
 export interface ShareFileToolDeps {
@@ -32,18 +31,7 @@ export interface ShareFileToolDeps {
   now?: () => Date;
 }
 
-/** Download path of a session file, as the REST API serves it. */
-export function sessionFileUrl(sessionId: string, name: string): string {
-  return `/sessions/${encodeURIComponent(sessionId)}/files/${encodeURIComponent(name)}`;
-}
-
-/** `report.pdf` → `report (1).pdf`; the same numbering the upload route uses. */
-function numbered(name: string, n: number): string {
-  if (n === 0) return name;
-  const ext = extname(name);
-  const stem = ext ? name.slice(0, -ext.length) : name;
-  return `${stem} (${n})${ext}`;
-}
+export { sessionFileUrl } from '../session-file-writer.js';
 
 const parameters = z.strictObject({
   path: z.string().describe('Local file to share.'),
@@ -52,9 +40,7 @@ const parameters = z.strictObject({
 
 export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof parameters> {
   const { guard } = deps;
-  const maxBytes = deps.settings.SESSION_FILES_MAX_SIZE_MB * 1024 * 1024;
-  const now = deps.now ?? (() => new Date());
-  const filesDir = new FixedDir(deps.settings.SESSION_FILES_DIR);
+  const writer = new SessionFileWriter(deps.settings, deps.files, deps.now);
 
   /** The live code_exec folder holding `input`, if any: the outermost ancestor it contains. */
   function scratchRoot(input: string): string | undefined {
@@ -78,45 +64,6 @@ export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof p
     const from = scratch ? new PathGuard({ roots: [scratch] }) : guard;
     const { handle, path } = await from.openFile(input, constants.O_RDONLY, { signal });
     return { handle, path };
-  }
-
-  /** Writes `data` under the first free numbered name in the session's folder, walked without links. */
-  async function store(sessionId: string, safe: string, data: Buffer, signal: AbortSignal): Promise<string> {
-    const root = await filesDir.open({ create: true, signal });
-    let dir: FileHandle;
-    try {
-      await mkdirAt(root, sessionId).catch((err: unknown) => {
-        if (codeOf(err) !== 'EEXIST') throw err;
-      });
-      dir = await openDirAt(root, sessionId);
-    } finally {
-      await root.close();
-    }
-    try {
-      for (let n = 0; n < 1000; n++) {
-        const name = numbered(safe, n);
-        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-        const out = await openFileAt(dir, name, flags).catch((err: unknown) => {
-          if (codeOf(err) === 'EEXIST') return undefined;
-          throw err;
-        });
-        if (!out) continue;
-        try {
-          await out.writeFile(data);
-        } catch (err) {
-          await out.close();
-          await unlinkAt(dir, name).catch(() => {});
-          throw err;
-        }
-        await out.close();
-        return name;
-      }
-      throw new PathRefusedError(
-        `The session already has 1000 files named like "${safe}"; pass another "name".`,
-      );
-    } finally {
-      await dir.close();
-    }
   }
 
   return defineTool({
@@ -143,7 +90,7 @@ export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof p
       try {
         const info = await handle.stat();
         if (!info.isFile()) return fail(`${source.path} is not a regular file; only files can be shared.`);
-        if (info.size > maxBytes) {
+        if (info.size > writer.maxBytes) {
           return fail(
             `${source.path} is ${info.size} bytes, over the session file limit of ` +
               `${deps.settings.SESSION_FILES_MAX_SIZE_MB} MB (SESSION_FILES_MAX_SIZE_MB).`,
@@ -153,32 +100,17 @@ export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof p
         const safe = safeFileName(wanted);
         if (!safe) return fail(`"${wanted}" cannot be used as a file name; pass another "name".`);
         const data = await handle.readFile();
-        let name: string;
+        let saved: SavedSessionFile;
         try {
-          name = await store(ctx.sessionId, safe, data, ctx.signal);
+          saved = await writer.save(ctx.sessionId, safe, data, ctx.signal);
         } catch (err) {
           if (err instanceof PathRefusedError) return fail(err.message);
           throw err;
         }
-        const target = join(resolve(deps.settings.SESSION_FILES_DIR), ctx.sessionId, name);
-        const created = now();
-        const record: SessionFileRecord = {
-          session_id: ctx.sessionId,
-          name,
-          path: target,
-          size: data.length,
-          mime_type: mimeTypeOf(name),
-          created_at: created.toISOString(),
-          expires_at: new Date(
-            created.getTime() + deps.settings.SESSION_FILES_TTL_HOURS * 3_600_000,
-          ).toISOString(),
-        };
-        await deps.files.add(record);
-        const url = sessionFileUrl(ctx.sessionId, name);
         return ok(
-          `Shared ${source.path} as "${name}" (${data.length} bytes). Download link: ${url} ` +
-            `(kept until ${record.expires_at}). Use content_publish with name "${name}" to show it inline.`,
-          { shared_file: { name, url, size: data.length, mime_type: record.mime_type } },
+          `Shared ${source.path} as "${saved.name}" (${data.length} bytes). Download link: ${saved.url} ` +
+            `(kept until ${saved.expires_at}). Use content_publish with name "${saved.name}" to show it inline.`,
+          { shared_file: { name: saved.name, url: saved.url, size: saved.size, mime_type: saved.mime_type } },
         );
       } finally {
         await handle.close();
