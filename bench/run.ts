@@ -15,6 +15,7 @@ const groups: Group[] = [
   { name: 'sessions', run: async () => (await import('./sessions.js')).benchSessions() },
   { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
+  { name: 'servers', run: async () => (await import('./servers.js')).benchServers() },
   {
     name: 'memory',
     run: async () => {

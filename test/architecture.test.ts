@@ -1,6 +1,6 @@
 /**
- * Checks the layering of CONTRIBUTING.md: a folder of src/ never imports a higher layer, and
- * the web client imports only the protocol types.
+ * Checks the layering of CONTRIBUTING.md: a folder of src/ never imports a higher layer, the
+ * shipped MCP servers stay apart from Navi, and the web client imports only the protocol types.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -14,6 +14,8 @@ const layers: Record<string, number> = {
   llm: 1,
   store: 2,
   machine: 3,
+  // Shipped MCP servers: their own processes, built on the machine layer and nothing above it.
+  servers: 3.5,
   tools: 4,
   memory: 4,
   mcp: 5,
@@ -58,6 +60,36 @@ describe('architecture', () => {
         const to = folderOf(resolve(file, '..', spec));
         if (!to || layers[to] === undefined) continue;
         if (layers[to]! > layers[from]!) violations.push(`${relative(root, file)} → ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('shipped servers import only the protocol, config, util and machine folders', () => {
+    const allowed = new Set(['protocol', 'config', 'util', 'machine', 'servers']);
+    const violations: string[] = [];
+    for (const file of files(join(root, 'src', 'servers'))) {
+      for (const spec of imports(file)) {
+        const target = resolve(file, '..', spec);
+        const to = folderOf(target);
+        // Outside src/, only the package's own version, and the shared test set-up for tests.
+        const ok = to
+          ? allowed.has(to)
+          : target === join(root, 'package.json') ||
+            (file.endsWith('.test.ts') && target.startsWith(join(root, 'test', 'support')));
+        if (!ok) violations.push(`${relative(root, file)} → ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('Navi never imports a shipped server: it starts them as processes', () => {
+    const violations: string[] = [];
+    for (const file of files(join(root, 'src'))) {
+      if (folderOf(file) === 'servers') continue;
+      for (const spec of imports(file)) {
+        if (folderOf(resolve(file, '..', spec)) === 'servers')
+          violations.push(`${relative(root, file)} → ${spec}`);
       }
     }
     expect(violations).toEqual([]);

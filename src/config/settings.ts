@@ -70,7 +70,14 @@ const list = z.string().transform((v) =>
     .filter((s) => s.length > 0),
 );
 
-const optionalHttpUrl = z.union([z.literal(''), httpUrl]);
+/** An http(s) URL, or empty for "not set". */
+const optionalHttpUrl = z
+  .string()
+  .trim()
+  .refine((v) => v === '' || httpUrl.safeParse(v).success, {
+    message: 'accepts an http:// or https:// URL, or nothing to leave it unset',
+  })
+  .transform((v) => v.replace(/\/+$/, ''));
 
 const privatePolicy = z.string().transform((v, ctx) => {
   try {

@@ -104,6 +104,19 @@ describe('the navi command', () => {
     expect(run.code).toBe(0);
   });
 
+  it('doctor starts the shipped navi-web and names the Chromium web_view uses, or warns without one', async () => {
+    const shipped = { ...env, MCP_SHIPPED_SERVERS: 'true' };
+    const run = await navi(['doctor'], shipped, dir);
+    expect(run.stdout).toMatch(/\[ok\] +mcp navi-web: ready \(stdio, 3 tools\)/);
+    expect(run.stdout).toMatch(/\[ok\] +chromium: \/\S+, used by web_view/);
+    expect(run.code).toBe(0);
+
+    const without = await navi(['doctor'], { ...shipped, CHROMIUM_PATH: join(dir, 'no-chromium') }, dir);
+    expect(without.stdout).toMatch(/\[warn\] +chromium: CHROMIUM_PATH is .*no-chromium.*web_view still works/);
+    expect(without.stdout).toMatch(/\[ok\] +mcp navi-web: ready/);
+    expect(without.code).toBe(0);
+  });
+
   it('doctor fails, naming the backend, the broken tool and the broken MCP config', async () => {
     const broken = tempDir('navi-cli-broken-');
     mkdirSync(join(broken, 'tools'));

@@ -1,0 +1,43 @@
+/** The conformance baseline file and the comparison that decides whether `npm run conformance` fails. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compare, parseBaseline } from './baseline.js';
+
+describe('conformance baseline', () => {
+  it('reads the checked-in baseline, every entry with a reason', () => {
+    const baseline = parseBaseline(readFileSync(join(import.meta.dirname, 'navi-web.baseline.yml'), 'utf8'));
+    expect(baseline.size).toBeGreaterThan(0);
+    expect(baseline.get('resources-list')).toBe('navi-web offers no resources.');
+    // These must pass: a web server that fails them has broken its transport or its tools.
+    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'])
+      expect(baseline.has(scenario)).toBe(false);
+  });
+
+  it.each([
+    ['an entry without a reason', 'server:\n  ping:\n'],
+    ['an entry outside server:', '  ping: because\n'],
+    ['a list instead of a map', 'server:\n  - ping\n'],
+    ['a client section', 'client:\n  ping: because\n'],
+    ['a duplicate', 'server:\n  ping: a\n  ping: b\n'],
+  ])('refuses %s, naming the line', (_, text) => {
+    expect(() => parseBaseline(text, 'b.yml')).toThrow(/^b\.yml:\d+: /);
+  });
+
+  it('fails only on failures the baseline does not list, and names entries that pass now', () => {
+    const baseline = parseBaseline('# why\nserver:\n  a: expected\n  b: expected too\n  gone: renamed\n');
+    const result = compare(
+      [
+        { scenario: 'a', failures: ['check: broken'] },
+        { scenario: 'b', failures: [] },
+        { scenario: 'c', failures: ['check: new'] },
+        { scenario: 'd', failures: [] },
+      ],
+      baseline,
+    );
+    expect(result.unexpected.map((r) => r.scenario)).toEqual(['c']);
+    expect(result.expected.map((r) => r.scenario)).toEqual(['a']);
+    expect(result.nowPassing).toEqual(['b']);
+    expect(result.notRun).toEqual(['gone']);
+  });
+});

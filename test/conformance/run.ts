@@ -1,0 +1,159 @@
+/**
+ * `npm run conformance`: starts navi-web as Streamable HTTP on a free loopback port, runs the
+ * server scenarios of @modelcontextprotocol/conformance against it, and compares the failures
+ * with navi-web.baseline.yml. Exit code 1 on any failure the baseline does not list; baseline
+ * entries that pass now are named so they can be removed. Nothing leaves the machine: the
+ * scenarios only talk to the local server, and they call no tool navi-web has.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { compare, parseBaseline, type ScenarioResult } from './baseline.js';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const baselineFile = join(import.meta.dirname, 'navi-web.baseline.yml');
+const cli = join(repoRoot, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const START_TIMEOUT_MS = 60_000;
+const RUN_TIMEOUT_MS = 180_000;
+
+/** Starts navi-web and resolves to its endpoint, from the one line it prints when listening. */
+function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/servers/navi-web/main.ts', '--http', '0'], {
+    cwd: repoRoot,
+    // Defaults for every setting: the user's environment must not change the result.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '' },
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
+  return new Promise((done, fail) => {
+    let stderr = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`navi-web did not start within ${START_TIMEOUT_MS} ms:\n${stderr}`));
+    }, START_TIMEOUT_MS);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const url = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        done({ url, child });
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`navi-web exited (${signal ?? `code ${code}`}) before listening:\n${stderr}`));
+    });
+  });
+}
+
+function stopServer(child: ChildProcess): Promise<number | null> {
+  return new Promise((done) => {
+    if (child.exitCode !== null) return done(child.exitCode);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done(code);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function runScenarios(url: string, outDir: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [cli, 'server', '--url', url, '--output-dir', outDir], {
+      cwd: outDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      output += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      output += c;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.once('error', fail);
+    // The CLI exits 1 whenever a scenario fails; the baseline decides what that means.
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done(output);
+    });
+  });
+}
+
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+
+/** Every scenario of the summary, with the messages of its failed or warning checks. */
+function readResults(output: string, outDir: string): ScenarioResult[] {
+  const checks = new Map<string, Check[]>();
+  for (const dir of readdirSync(outDir)) {
+    const scenario = dir.match(/^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/)?.[1];
+    const file = join(outDir, dir, 'checks.json');
+    if (scenario && existsSync(file)) checks.set(scenario, JSON.parse(readFileSync(file, 'utf8')) as Check[]);
+  }
+  const summary = [...output.matchAll(/^[✓✗] ([\w/-]+): (\d+) passed, (\d+) failed$/gm)];
+  if (summary.length === 0) throw new Error(`the conformance CLI printed no summary:\n${output}`);
+  return summary.map(([, scenario = '', , failed = '0']) => {
+    const own = checks.get(scenario);
+    const failures = own
+      ? own
+          .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+          .map((c) => `${c.id}: ${c.status === 'WARNING' ? 'warning: ' : ''}${c.errorMessage ?? c.status}`)
+      : Number(failed) > 0
+        ? ['the scenario did not run to the end (see the CLI output above)']
+        : [];
+    return { scenario, failures };
+  });
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(cli)) {
+    console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
+    return 1;
+  }
+  const baseline = parseBaseline(readFileSync(baselineFile, 'utf8'), 'navi-web.baseline.yml');
+  const outDir = mkdtempSync(join(tmpdir(), 'navi-conformance-'));
+  const { url, child } = await startServer();
+  let output: string;
+  try {
+    output = await runScenarios(url, outDir);
+  } finally {
+    const code = await stopServer(child);
+    if (code !== 0)
+      console.error(`conformance: navi-web did not shut down cleanly on SIGTERM (exit ${code}).`);
+  }
+  let results: ScenarioResult[];
+  try {
+    results = readResults(output, outDir);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  const { unexpected, expected, nowPassing, notRun } = compare(results, baseline);
+  const passed = results.length - unexpected.length - expected.length;
+  console.log(
+    `conformance: navi-web, ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
+  );
+  if (nowPassing.length > 0) {
+    console.log('\nNow passing: remove these from test/conformance/navi-web.baseline.yml:');
+    for (const s of nowPassing) console.log(`  ✓ ${s}`);
+  }
+  if (notRun.length > 0) {
+    console.log('\nIn the baseline but not run by this version of the suite (remove or rename them):');
+    for (const s of notRun) console.log(`  ? ${s}`);
+  }
+  if (unexpected.length > 0) {
+    console.log('\nNew failures (fix the server, or add the scenario to the baseline with the reason):');
+    for (const r of unexpected) {
+      console.log(`  ✗ ${r.scenario}`);
+      for (const f of r.failures) console.log(`      ${f}`);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+process.exitCode = await main();
