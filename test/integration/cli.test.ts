@@ -112,7 +112,9 @@ describe('the navi command', () => {
     expect(run.code).toBe(0);
 
     const without = await navi(['doctor'], { ...shipped, CHROMIUM_PATH: join(dir, 'no-chromium') }, dir);
-    expect(without.stdout).toMatch(/\[warn\] +chromium: CHROMIUM_PATH is .*no-chromium.*web_view still works/);
+    expect(without.stdout).toMatch(
+      /\[warn\] +chromium: CHROMIUM_PATH is .*no-chromium.*web_view still works/,
+    );
     expect(without.stdout).toMatch(/\[ok\] +mcp navi-web: ready/);
     expect(without.code).toBe(0);
   });
