@@ -11,6 +11,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/commands.js';
 import { registerAuth } from './auth.js';
+import { reapConnectionsOnClose } from './connection-reaper.js';
 import { registerConsent } from './consent.js';
 import type { ServerContext } from './context.js';
 import { toApiError } from './errors.js';
@@ -128,7 +129,11 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   // preClose runs before @fastify/websocket closes the sockets, so clients still receive the
   // stream_stopped of their run.
   app.addHook('preClose', async () => {
-    await runs.close(options.shutdownGraceMs ?? 3000);
+    const grace = options.shutdownGraceMs ?? 3000;
+    await runs.close(grace);
+    // Fastify closes the server right after this hook; requests still being answered get the
+    // same grace to finish, and no idle keep-alive connection may hold the close.
+    if (app.server.listening) reapConnectionsOnClose(app.server, grace);
   });
   app.addHook('onClose', async () => sweeper.stop());
   return app;
