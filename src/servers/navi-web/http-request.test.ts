@@ -11,7 +11,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testSettings } from '../../config/settings.js';
-import { registerShippedTool } from '../shared/serve.js';
+import { registerShippedTool } from '../common/serve.js';
 import { httpRequestTool, MAX_REQUEST_BODY_BYTES, type ResolverFn } from './http-request.js';
 
 const LIMIT = 4096;

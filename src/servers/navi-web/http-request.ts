@@ -14,8 +14,8 @@ import {
   RequestRefusedError,
   type ResolverFn,
 } from '../../machine/net/guarded-request.js';
-import { type ShippedTool, toolError } from '../shared/tool.js';
-import { untrusted } from '../shared/untrusted.js';
+import { type ShippedTool, toolError } from '../common/tool.js';
+import { untrusted } from '../common/untrusted.js';
 
 export type { ResolverFn };
 

@@ -4,7 +4,7 @@
  * stderr and exit code 1, before anything is served.
  */
 import { loadSettings, SettingsError } from '../../config/settings.js';
-import { parseServeArgs, serve, UsageError } from '../shared/serve.js';
+import { parseServeArgs, serve, UsageError } from '../common/serve.js';
 import { createNaviWebServer, NAVI_WEB_NAME } from './server.js';
 
 /** After shutdown, a handle something forgot to release must not keep the process alive. */

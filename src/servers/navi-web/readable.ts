@@ -4,7 +4,7 @@
  * Markdown, and every link becomes a number into one list of absolute URLs, so a long URL costs
  * the model its characters once. The DOM libraries load on first use: the idle server stays small.
  */
-import { parseHTML } from '../shared/parse-html.js';
+import { parseHTML } from '../common/parse-html.js';
 
 export type DocumentKind = 'html' | 'pdf' | 'text' | 'binary';
 

@@ -6,8 +6,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import type { Settings } from '../../config/settings.js';
-import { registerShippedTool } from '../shared/serve.js';
-import type { ShippedTool } from '../shared/tool.js';
+import { registerShippedTool } from '../common/serve.js';
+import type { ShippedTool } from '../common/tool.js';
 import { httpRequestTool, type ResolverFn } from './http-request.js';
 import { webSearchTool } from './web-search.js';
 import { webViewTool } from './web-view.js';
@@ -28,9 +28,9 @@ export interface NaviWeb {
 export const NAVI_WEB_NAME = 'navi-web';
 
 export function createNaviWebServer(settings: Settings, deps: NaviWebDeps = {}): NaviWeb {
-  const shared = { settings, resolve: deps.resolve };
-  const webView = webViewTool(shared);
-  const tools: ShippedTool[] = [webSearchTool(shared), webView, httpRequestTool(shared)];
+  const toolDeps = { settings, resolve: deps.resolve };
+  const webView = webViewTool(toolDeps);
+  const tools: ShippedTool[] = [webSearchTool(toolDeps), webView, httpRequestTool(toolDeps)];
   return {
     tools,
     createServer() {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
-import { type ShippedTool, toolError } from '../shared/tool.js';
+import { type ShippedTool, toolError } from '../common/tool.js';
 import { braveProvider } from './search/brave.js';
 import { duckDuckGoProvider } from './search/duckduckgo.js';
 import { answerText, failureText } from './search/format-results.js';

@@ -2,7 +2,7 @@
  * Turns what search engines send (HTML fragments, entities, runs of whitespace, URLs of any
  * scheme) into short plain text the model can read, whatever the size of the input.
  */
-import { parseHTML } from '../../shared/parse-html.js';
+import { parseHTML } from '../../common/parse-html.js';
 import type { SearchResult } from './types.js';
 
 export const TITLE_CHARS = 200;

@@ -6,7 +6,7 @@
  */
 
 import type { Settings } from '../../../config/settings.js';
-import { parseHTML } from '../../shared/parse-html.js';
+import { parseHTML } from '../../common/parse-html.js';
 import { cleanResult, firstDistinct } from './clean-text.js';
 import { providerRequest } from './provider-request.js';
 import { ProviderFailure, type SearchProvider, type SearchResult } from './types.js';

@@ -3,7 +3,7 @@
  * block (titles and snippets are written by whoever made the pages), which provider answered,
  * and why earlier ones did not; or, when none answered, every reason and what to configure.
  */
-import { untrusted } from '../../shared/untrusted.js';
+import { untrusted } from '../../common/untrusted.js';
 import type { FailureReport } from './run-search.js';
 import type { SearchProvider, SearchProviderName, SearchResult } from './types.js';
 
