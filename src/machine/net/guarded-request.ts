@@ -68,6 +68,22 @@ export class RequestRefusedError extends Error {
   }
 }
 
+/** The answer was larger than `maxBytes` (and `onOversize` is 'error'). */
+export class ResponseTooLargeError extends RequestRefusedError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResponseTooLargeError';
+  }
+}
+
+/** The exchange, every hop and the whole body included, outlasted `timeoutMs`. */
+export class RequestTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers describing a body, dropped with it when a redirect turns the request into a GET. */
 const BODY_HEADERS = [
@@ -271,7 +287,7 @@ function readBody(res: IncomingMessage, options: GuardedRequestOptions, noBody: 
   const encoding = res.headers['content-encoding'];
   const decode = encoding && !encoding.includes(',') ? decoder(encoding) : undefined;
   const over = (size?: number) =>
-    new RequestRefusedError(
+    new ResponseTooLargeError(
       `Refused: the response body is ${size === undefined ? '' : `${size} bytes, `}over the ${max}-byte limit${decode ? ' once decompressed' : ''}.`,
     );
   const declared = Number(res.headers['content-length'] ?? Number.NaN);
@@ -331,7 +347,7 @@ export async function guardedRequest(url: string, options: GuardedRequestOptions
   const timer = setTimeout(
     () =>
       deadline.abort(
-        new Error(
+        new RequestTimeoutError(
           `Timed out after ${options.timeoutMs} ms requesting ${url} (the limit covers every redirect and the whole body).`,
         ),
       ),

@@ -12,6 +12,7 @@ import {
   type GuardedResponse,
   guardedRequest,
   RequestRefusedError,
+  RequestTimeoutError,
   type ResolverFn,
 } from '../../machine/net/guarded-request.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
@@ -231,7 +232,7 @@ function failure(err: unknown, args: Args, signal: AbortSignal): string {
   if (err instanceof RequestRefusedError) return err.message;
   const message = err instanceof Error ? err.message : String(err);
   if (signal.aborted) return `The request to ${args.url} was cancelled.`;
-  if (message.startsWith('Timed out'))
+  if (err instanceof RequestTimeoutError)
     return `${message} Try again with a larger timeout_ms (at most 120000), or a smaller request.`;
   const code = (err as NodeJS.ErrnoException).code;
   return `The request to ${args.url} failed: ${message}${code && !message.includes(code) ? ` (${code})` : ''}. Check the URL, and that the server is up and reachable from this machine.`;

@@ -20,6 +20,7 @@ import {
   guardedRequest,
   type HttpMethod,
   RequestRefusedError,
+  RequestTimeoutError,
 } from '../../machine/net/guarded-request.js';
 import { documentKind } from './readable.js';
 
@@ -282,7 +283,7 @@ export class PageGuard {
       if (err instanceof RequestRefusedError) {
         this.refuse(message);
         await route.abort('blockedbyclient');
-      } else await route.abort(/timed out/i.test(message) ? 'timedout' : 'failed');
+      } else await route.abort(err instanceof RequestTimeoutError ? 'timedout' : 'failed');
       return;
     }
     this.bytes += response.body.length;

@@ -9,6 +9,8 @@ import {
   guardedRequest,
   type HttpMethod,
   RequestRefusedError,
+  RequestTimeoutError,
+  ResponseTooLargeError,
 } from '../../../machine/net/guarded-request.js';
 import { collapseWhitespace } from './clean-text.js';
 import { ProviderFailure, type SearchContext } from './types.js';
@@ -34,7 +36,7 @@ function origin(url: string): string {
 function networkFailure(err: unknown, request: ProviderRequest, context: SearchContext): ProviderFailure {
   const where = `${origin(request.url)} (${request.setting})`;
   if (err instanceof RequestRefusedError) {
-    if (/over the \d+-byte limit/.test(err.message))
+    if (err instanceof ResponseTooLargeError)
       return new ProviderFailure(
         'refused',
         `its answer is larger than WEB_MAX_RESPONSE_BYTES (${context.maxBytes} bytes)`,
@@ -42,7 +44,7 @@ function networkFailure(err: unknown, request: ProviderRequest, context: SearchC
     return new ProviderFailure('refused', `the request was refused: ${err.message}`);
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (/^Timed out after/.test(message))
+  if (err instanceof RequestTimeoutError)
     return new ProviderFailure(
       'timeout',
       `no answer within ${Math.round(context.timeoutMs / 100) / 10} s from ${where}`,
