@@ -9,7 +9,6 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Settings } from '../../config/settings.js';
 import { walk } from '../../machine/fs/fs-ops.js';
 import { naviControlFolders } from '../../machine/fs/navi-paths.js';
 import { PathGuard } from '../../machine/fs/path-guard.js';
@@ -22,22 +21,9 @@ import { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
 import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
-import { formatRun } from './terminal.js';
+import { formatRun, type SandboxSettings } from './terminal.js';
 
-export type CodeExecSettings = Pick<
-  Settings,
-  | 'NAVI_SANDBOX'
-  | 'DB_PATH'
-  | 'SESSION_FILES_DIR'
-  | 'SSH_HOSTS_FILE'
-  | 'FS_ALLOWED_PATHS'
-  | 'HTTP_ALLOW_PRIVATE'
-  | 'TOOLS_DIR'
-  | 'CONTEXT_PROVIDERS_DIR'
-  | 'MCP_SERVERS_DIR'
-  | 'MCP_SCAFFOLD_DIR'
-  | 'PROFILES_DIR'
->;
+export type CodeExecSettings = SandboxSettings;
 
 export interface CodeExecToolDeps {
   settings: CodeExecSettings;

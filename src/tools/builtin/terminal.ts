@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
+import type { NaviPathSettings } from '../../machine/fs/navi-paths.js';
 import { naviControlFolders } from '../../machine/fs/navi-paths.js';
 import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
 import { BwrapSandbox, naviPrivatePaths, safeEnv } from '../../machine/sandbox/bwrap.js';
@@ -18,21 +19,11 @@ import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 
-export type TerminalSettings = Pick<
-  Settings,
-  | 'TERMINAL_ALLOWED_COMMANDS'
-  | 'FS_ALLOWED_PATHS'
-  | 'NAVI_SANDBOX'
-  | 'DB_PATH'
-  | 'SESSION_FILES_DIR'
-  | 'SSH_HOSTS_FILE'
-  | 'HTTP_ALLOW_PRIVATE'
-  | 'TOOLS_DIR'
-  | 'CONTEXT_PROVIDERS_DIR'
-  | 'MCP_SERVERS_DIR'
-  | 'MCP_SCAFFOLD_DIR'
-  | 'PROFILES_DIR'
->;
+/** What the sandbox needs: Navi's own files and folders stay hidden or read-only inside it. */
+export type SandboxSettings = NaviPathSettings &
+  Pick<Settings, 'NAVI_SANDBOX' | 'SESSION_FILES_DIR' | 'HTTP_ALLOW_PRIVATE'>;
+
+export type TerminalSettings = SandboxSettings & Pick<Settings, 'TERMINAL_ALLOWED_COMMANDS'>;
 
 export interface TerminalToolDeps {
   settings: TerminalSettings;

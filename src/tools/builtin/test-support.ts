@@ -2,25 +2,20 @@
  * Helpers shared by the machine tools' tests: a plain ToolContext, an in-memory FileStore and
  * a liveness check that does not count zombies (PID 1 of a container may never reap them).
  */
-import { pino } from 'pino';
 import { processGone } from '../../../test/support/processes.js';
 import type { FileStore, SessionFileRecord } from '../../store/types.js';
+import { testContext } from '../test-helpers.js';
 import type { ToolContext } from '../types.js';
 
+/** `testContext` with the ids and profile the machine tools' tests were written against. */
 export function makeCtx(overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
+  return testContext({
     sessionId: 'sess1',
     runId: 'run1',
     callId: 'call1',
-    signal: new AbortController().signal,
-    isSubagent: false,
-    depth: 0,
     profileId: 'secretary',
-    emit: () => {},
-    confirm: async () => ({ approved: false, reason: 'no one to ask in tests' }),
-    log: pino({ level: 'silent' }),
     ...overrides,
-  };
+  });
 }
 
 /** A FileStore kept in a Map, for tests that do not need SQLite. */
