@@ -8,20 +8,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { findChromium, HEADLESS_CHROMIUM_ARGS } from '../../src/machine/browser/find-chromium.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
 export const LAPTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
@@ -156,7 +146,10 @@ export async function startWebEnv(): Promise<WebEnv> {
   const start = async (port?: number): Promise<NaviHandle> => {
     return startNavi({ dir, settings, extraTools: testTools(gate), ...(port ? { port } : {}) });
   };
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({
+    executablePath: findChromium('').path ?? 'chromium',
+    args: HEADLESS_CHROMIUM_ARGS,
+  });
   const pageErrors: string[] = [];
   const env: WebEnv = {
     fake,

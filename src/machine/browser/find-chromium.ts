@@ -6,6 +6,18 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
+/** Flags for a headless Chromium that runs unattended: no GPU, no sync, no updates, no first-run UI. */
+export const HEADLESS_CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
 const CANDIDATES = [
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',

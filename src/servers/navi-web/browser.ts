@@ -7,7 +7,11 @@
  * Playwright loads on the first launch only, so a server that never opens a page stays small.
  */
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
-import { type ChromiumStatus, findChromium } from '../../machine/browser/find-chromium.js';
+import {
+  type ChromiumStatus,
+  findChromium,
+  HEADLESS_CHROMIUM_ARGS,
+} from '../../machine/browser/find-chromium.js';
 
 export type { ChromiumStatus };
 
@@ -17,14 +21,7 @@ export type { ChromiumStatus };
  * included (`<-loopback>`), and the resolver rules keep Chromium from making DNS queries of its own.
  */
 export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
+  ...HEADLESS_CHROMIUM_ARGS,
   '--disable-dev-shm-usage',
   '--proxy-server=127.0.0.1:9',
   '--proxy-bypass-list=<-loopback>',
