@@ -17,6 +17,7 @@ import {
 } from '../../machine/net/guarded-request.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
 import { untrusted } from '../common/untrusted.js';
+import { charsetOf, mediaType } from './charset.js';
 
 export type { ResolverFn };
 
@@ -110,14 +111,6 @@ function guessContentType(body: string): string {
   }
 }
 
-function mediaType(headers: IncomingHttpHeaders): { type: string; charset?: string } {
-  const [type = '', ...params] = (headers['content-type'] ?? '').split(';');
-  const charset = params
-    .map((p) => p.trim().match(/^charset\s*=\s*"?([^";\s]+)"?$/i)?.[1])
-    .find((c) => c !== undefined);
-  return { type: type.trim().toLowerCase(), charset };
-}
-
 function isTextType(type: string): boolean {
   return (
     type.startsWith('text/') ||
@@ -142,20 +135,6 @@ function looksLikeText(body: Buffer): boolean {
   }
 }
 
-/** The charset a body is written in: a byte-order mark wins, then the header, then an HTML meta tag. */
-function charsetOf(body: Buffer, type: string, declared: string | undefined): string {
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
-  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
-  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
-  if (declared) return declared;
-  if (type === 'text/html' || type === 'application/xhtml+xml') {
-    const head = body.subarray(0, 2048).toString('latin1');
-    const meta = head.match(/<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i)?.[1];
-    if (meta) return meta;
-  }
-  return 'utf-8';
-}
-
 interface DecodedBody {
   label: string;
   text: string;
@@ -164,13 +143,13 @@ interface DecodedBody {
 
 function decodeBody(response: GuardedResponse): DecodedBody {
   const { body } = response;
-  const { type, charset } = mediaType(response.headers);
+  const { type, charset } = mediaType(response.headers['content-type']);
   const shownType = type || 'no Content-Type';
   const notes: string[] = [];
   if (!(type ? isTextType(type) : looksLikeText(body))) {
     return { label: `${shownType}, ${body.length} bytes, base64`, text: body.toString('base64'), notes };
   }
-  let encoding = charsetOf(body, type, charset);
+  let encoding = charsetOf(body, charset, type === 'text/html' || type === 'application/xhtml+xml');
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(encoding);

@@ -5,6 +5,7 @@
  * the model its characters once. The DOM libraries load on first use: the idle server stays small.
  */
 import { parseHTML } from '../common/parse-html.js';
+import { charsetOf, mediaType } from './charset.js';
 
 export type DocumentKind = 'html' | 'pdf' | 'text' | 'binary';
 
@@ -28,10 +29,6 @@ const TEXT_TYPES = [
   'image/svg+xml',
 ];
 
-function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
 /** Whether the bytes read as text: no NUL and few control characters in the first 4 KB. */
 function looksLikeText(body: Buffer): boolean {
   const head = body.subarray(0, 4096);
@@ -45,7 +42,7 @@ function looksLikeText(body: Buffer): boolean {
 
 /** The kind of a response, from its content type, or from its first bytes when the type is missing or vague. */
 export function documentKind(contentType: string | undefined, body: Buffer): DocumentKind {
-  const type = mediaType(contentType);
+  const { type } = mediaType(contentType);
   // Servers label PDFs wrongly often enough that the magic number wins.
   if (type === 'application/pdf' || body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   if (HTML_TYPES.includes(type)) return 'html';
@@ -59,20 +56,12 @@ export function documentKind(contentType: string | undefined, body: Buffer): Doc
   return 'binary';
 }
 
-function charsetOf(contentType: string | undefined, body: Buffer): string {
-  const declared = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType ?? '')?.[1];
-  if (declared) return declared;
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
-  // An HTML page names its encoding in a <meta> near the top.
-  const meta = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString('latin1'));
-  return meta?.[1] ?? 'utf-8';
-}
-
 /** The body as text, in the character set its headers or its own <meta> name (UTF-8 otherwise). */
 export function decodeText(body: Buffer, contentType?: string): string {
   let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(charsetOf(contentType, body));
+    // A page fetched without Chromium may name its encoding only in a <meta>, whatever its type.
+    decoder = new TextDecoder(charsetOf(body, mediaType(contentType).charset, true));
   } catch {
     decoder = new TextDecoder('utf-8');
   }
