@@ -17,7 +17,7 @@ import {
 } from '../../machine/net/guarded-request.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
 import { untrusted } from '../common/untrusted.js';
-import { charsetOf, mediaType } from './charset.js';
+import { charsetOf, isHtmlType, isTextType, mediaType } from './media-type.js';
 
 export type { ResolverFn };
 
@@ -111,16 +111,6 @@ function guessContentType(body: string): string {
   }
 }
 
-function isTextType(type: string): boolean {
-  return (
-    type.startsWith('text/') ||
-    /^application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|graphql|yaml|x-yaml|toml|x-sh|sql)$/.test(
-      type,
-    ) ||
-    /\+(json|xml)$/.test(type)
-  );
-}
-
 const isJsonType = (type: string) => type === 'application/json' || type.endsWith('+json');
 
 /** An answer without a Content-Type is text when its start is valid UTF-8 without NUL bytes. */
@@ -149,7 +139,7 @@ function decodeBody(response: GuardedResponse): DecodedBody {
   if (!(type ? isTextType(type) : looksLikeText(body))) {
     return { label: `${shownType}, ${body.length} bytes, base64`, text: body.toString('base64'), notes };
   }
-  let encoding = charsetOf(body, charset, type === 'text/html' || type === 'application/xhtml+xml');
+  let encoding = charsetOf(body, charset, isHtmlType(type));
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(encoding);

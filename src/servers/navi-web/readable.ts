@@ -5,29 +5,9 @@
  * the model its characters once. The DOM libraries load on first use: the idle server stays small.
  */
 import { parseHTML } from '../common/parse-html.js';
-import { charsetOf, mediaType } from './charset.js';
+import { charsetOf, isHtmlType, isTextType, mediaType } from './media-type.js';
 
 export type DocumentKind = 'html' | 'pdf' | 'text' | 'binary';
-
-const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
-const TEXT_TYPES = [
-  'application/json',
-  'application/ld+json',
-  'application/xml',
-  'application/javascript',
-  'application/ecmascript',
-  'application/x-javascript',
-  'application/x-ndjson',
-  'application/yaml',
-  'application/x-yaml',
-  'application/toml',
-  'application/x-sh',
-  'application/sql',
-  'application/csv',
-  'application/rss+xml',
-  'application/atom+xml',
-  'image/svg+xml',
-];
 
 /** Whether the bytes read as text: no NUL and few control characters in the first 4 KB. */
 function looksLikeText(body: Buffer): boolean {
@@ -45,8 +25,8 @@ export function documentKind(contentType: string | undefined, body: Buffer): Doc
   const { type } = mediaType(contentType);
   // Servers label PDFs wrongly often enough that the magic number wins.
   if (type === 'application/pdf' || body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
-  if (HTML_TYPES.includes(type)) return 'html';
-  if (type.startsWith('text/') || TEXT_TYPES.includes(type) || /\+(json|xml)$/.test(type)) return 'text';
+  if (isHtmlType(type)) return 'html';
+  if (isTextType(type)) return 'text';
   if (type === '' || type === 'application/octet-stream' || type === 'unknown/unknown') {
     if (body.subarray(0, 1024).includes('%PDF-')) return 'pdf';
     if (!looksLikeText(body)) return 'binary';
