@@ -190,6 +190,29 @@ const variables = {
   WEB_BROWSER_IDLE_MS: [int(1000, 86_400_000), '60000'],
   WEB_MAX_RESPONSE_BYTES: [int(1024, 1_000_000_000), '5000000'],
   MEMORY_EXTRACTION_IDLE_MINUTES: [num(0, 1_000_000), '30'],
+  // Recalls: how many may wait per session, and how long a chain of recalls scheduled by
+  // recall runs may grow before scheduling from a recall is refused.
+  RECALL_MAX_PER_SESSION: [int(1, 10_000), '20'],
+  RECALL_MAX_CHAIN: [int(0, 1000), '5'],
+  // Background processes started by the `process` tool: how many run at once in all, and how
+  // much of each one's output is kept.
+  PROCESS_MAX_RUNNING: [int(1, 1000), '5'],
+  PROCESS_OUTPUT_MAX_BYTES: [int(1024, 100_000_000), '1000000'],
+  // The weather user tool (Open-Meteo, no key); units `auto` follow the locale.
+  WEATHER_GEOCODING_URL: [httpUrl, 'https://geocoding-api.open-meteo.com/v1/search'],
+  WEATHER_FORECAST_URL: [httpUrl, 'https://api.open-meteo.com/v1/forecast'],
+  WEATHER_UNITS: [oneOf(['auto', 'metric', 'imperial'] as const), 'auto'],
+  // The gmail user tool: IMAP and SMTP with an app password (Gmail's hosts by default, any
+  // mail server through these settings).
+  GMAIL_ADDRESS: [text, ''],
+  GMAIL_APP_PASSWORD: [text, '', secret],
+  GMAIL_IMAP_HOST: [nonEmpty, 'imap.gmail.com'],
+  GMAIL_IMAP_PORT: [int(1, 65535), '993'],
+  GMAIL_IMAP_TLS: [bool, 'true'],
+  GMAIL_SMTP_HOST: [nonEmpty, 'smtp.gmail.com'],
+  GMAIL_SMTP_PORT: [int(1, 65535), '465'],
+  GMAIL_SMTP_TLS: [bool, 'true'],
+  GMAIL_TIMEOUT_MS: [int(1000, 600_000), '30000'],
 } as const;
 
 type Variables = typeof variables;

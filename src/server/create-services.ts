@@ -106,7 +106,14 @@ export async function createServices(
   const sandbox = new BwrapSandbox();
   const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await sandbox.probe()).available;
   const secrets = overrides.secrets ?? new SecretMasker(knownSecrets(settings, {}));
-  const executor = new ToolExecutor({ registry, settings, logger, sandboxAvailable, secrets });
+  const executor = new ToolExecutor({
+    registry,
+    settings,
+    toolSettings: settings,
+    logger,
+    sandboxAvailable,
+    secrets,
+  });
   const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access === true;
   const providers = new ContextProviders({
     dir: settings.CONTEXT_PROVIDERS_DIR,

@@ -44,6 +44,11 @@ export interface ToolExecutorDeps {
    * registered while Navi runs are hidden from the next call on.
    */
   secrets?: SecretMasker;
+  /**
+   * The settings handed to every tool in `ToolContext.settings`: user tools (weather, gmail)
+   * read their own settings there, since secret variables are gone from Navi's environment.
+   */
+  toolSettings?: Settings;
 }
 
 /** Refusals carry this in `metadata.refused`, so callers can tell them from tool failures. */
@@ -234,7 +239,12 @@ export class ToolExecutor {
       limit.abort(new Error(`timed out after ${limitMs} ms`));
     }, limitMs);
     const running = Promise.resolve()
-      .then(() => entry.tool.execute(params, { ...ctx, signal, emit: this.maskedEmit(ctx, name) }))
+      .then(() => entry.tool.execute(params, {
+          ...ctx,
+          signal,
+          emit: this.maskedEmit(ctx, name),
+          ...(this.deps.toolSettings && { settings: this.deps.toolSettings }),
+        }),)
       .then(
         (raw) => normaliseResult(raw, name),
         (err: unknown) => thrown(name, err, entry.source === 'user'),

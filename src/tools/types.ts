@@ -10,6 +10,7 @@
  */
 import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
+import type { Settings } from '../config/settings.js';
 import type { AgentEvent } from '../protocol/events.js';
 import type { StoredMessage } from '../store/types.js';
 import type { ToolRisk } from './risk.js';
@@ -91,6 +92,11 @@ export interface ToolContext {
   confirm(request: ConfirmRequest): Promise<ConfirmAnswer>;
   log: Logger;
   agent?: AgentHandle;
+  /**
+   * Navi's settings, filled in by the executor. User tools read their own settings here
+   * (secret values included: the executor masks them in whatever the tool hands back).
+   */
+  settings?: Settings;
 }
 
 export interface ToolDefinition {
