@@ -182,6 +182,11 @@ describe('file tools under a folder that keeps turning into a link to the outsid
       { action: 'read', path: r('sub/g.txt') },
       { action: 'write', path: r('f.txt'), content: 'written' },
       { action: 'append', path: r('f.txt'), content: 'appended' },
+      // Would rewrite the outside file (its marker has three E) if the guard let it through.
+      { action: 'edit', path: r('f.txt'), old_text: 'E', new_text: 'e', replace_all: true },
+      { action: 'edit', path: r('f.txt'), old_text: 'written', new_text: 'edited' },
+      { action: 'stat', path: r('f.txt') },
+      { action: 'stat', path: r('sub') },
       { action: 'write', path: r(`new/deeper-${i}/x.txt`), content: 'deep' },
       { action: 'list', path: race },
       { action: 'list', path: race, recursive: true },
@@ -266,6 +271,8 @@ describe('file tools under a folder that keeps turning into a link to the outsid
     const throughLink: Record<string, unknown>[] = [
       { action: 'read', path: r('f.txt') },
       { action: 'write', path: r('f.txt'), content: 'written' },
+      { action: 'edit', path: r('f.txt'), old_text: 'E', new_text: 'e', replace_all: true },
+      { action: 'stat', path: r('f.txt') },
       { action: 'write', path: r('new/x.txt'), content: 'deep' },
       { action: 'list', path: race, recursive: true },
       { action: 'copy', path: r('sub'), destination: join(root, 'copies/through-link') },

@@ -1,5 +1,5 @@
 /**
- * `filesystem`: read, write, append, list, copy, move, delete, grep and diff local files,
+ * `filesystem`: read, write, edit, append, list, stat, copy, move, delete, grep and diff local files,
  * confined to FS_ALLOWED_PATHS by a `PathGuard`. Every operation acts on what the guard's walk
  * opened (a folder and one name in it), never on a path string checked earlier, so swapping a
  * folder for a symbolic link during the call cannot make it reach outside the allowed folders.
@@ -10,9 +10,11 @@ import { basename, join } from 'node:path';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
 import { codeOf, lstatAt, lstatIfAny, openDirAt, readlinkAt, renameAt } from '../../machine/fs/beneath.js';
+import { type EntryInfo, entryInfo } from '../../machine/fs/file-stat.js';
 import { grep, looksBinary, readLineWindow, sampleOf, walkBeneath } from '../../machine/fs/fs-ops.js';
 import { followLink, isWithin, type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
 import { DiffTooLargeError, unifiedDiff } from '../../machine/fs/text-diff.js';
+import { editText } from '../../machine/fs/text-edit.js';
 import { copyTree, removeTree } from '../../machine/fs/tree-ops.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok, type ToolResult } from '../types.js';
@@ -34,9 +36,22 @@ const defaultLimits = {
   grepFileBytes: 2 * 1024 * 1024,
   grepFiles: 5000,
   diffBytes: 2 * 1024 * 1024,
+  editBytes: 2 * 1024 * 1024,
 };
 
-const actions = ['read', 'write', 'append', 'list', 'copy', 'move', 'delete', 'grep', 'diff'] as const;
+const actions = [
+  'read',
+  'write',
+  'edit',
+  'append',
+  'list',
+  'stat',
+  'copy',
+  'move',
+  'delete',
+  'grep',
+  'diff',
+] as const;
 type Action = (typeof actions)[number];
 
 /** The parameters, with the read window this instance uses by default. */
@@ -45,6 +60,12 @@ function parametersFor(readLines: number) {
     action: z.enum(actions).describe('What to do.'),
     path: z.string().describe('File or folder (grep: file or folder to search).'),
     content: z.string().optional().describe('write/append: the text (or base64); diff: new text to compare.'),
+    old_text: z
+      .string()
+      .optional()
+      .describe('edit: the exact text to replace; it must occur once unless replace_all is true.'),
+    new_text: z.string().optional().describe('edit: the replacement ("" deletes old_text).'),
+    replace_all: z.boolean().optional().describe('edit: replace every occurrence of old_text.'),
     destination: z.string().optional().describe('copy/move: target path or existing folder.'),
     other_path: z.string().optional().describe('diff: the second file.'),
     offset: z.int().min(1).optional().describe('read: first line (1-based).'),
@@ -67,8 +88,10 @@ export function createFilesystemTool(deps: FilesystemToolDeps): TypedTool<Return
   const handlers: Record<Action, (p: Params, signal: AbortSignal) => Promise<ToolResult>> = {
     read: (p, signal) => read(p, signal),
     write: (p, signal) => write(p, false, signal),
+    edit: (p, signal) => edit(p, signal),
     append: (p, signal) => write(p, true, signal),
     list: (p, signal) => list(p, signal),
+    stat: (p, signal) => stat(p, signal),
     copy: (p, signal) => copyOrMove(p, false, signal),
     move: (p, signal) => copyOrMove(p, true, signal),
     delete: (p, signal) => remove(p, signal),
@@ -134,6 +157,84 @@ export function createFilesystemTool(deps: FilesystemToolDeps): TypedTool<Return
       await handle.close();
     }
     return ok(`${append ? 'Appended' : 'Wrote'} ${data.length} bytes to ${path}.`, { path });
+  }
+
+  /** Search and replace in place, through the handle `write` would use, so the same guard applies. */
+  async function edit(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    const { old_text: oldText, new_text: newText } = p;
+    if (oldText === undefined || newText === undefined)
+      return fail(
+        'Action "edit" needs "old_text" (the exact text to replace) and "new_text" (its replacement).',
+      );
+    const { handle, path, stats } = await guard.openFile(requirePath(p), constants.O_RDWR, { signal });
+    try {
+      if (!stats.isFile()) return fail(`${path} is not a regular file; not editing it.`);
+      if (stats.size > limits.editBytes)
+        return fail(
+          `${path} is ${stats.size} bytes; edit works on files up to ${limits.editBytes} bytes. ` +
+            'Write the file anew, or change it with a command.',
+        );
+      const bytes = await handle.readFile();
+      if (looksBinary(bytes.subarray(0, 8192)))
+        return fail(`${path} looks like a binary file; edit changes text only.`);
+      const before = bytes.toString('utf8');
+      const outcome = editText(before, { oldText, newText, replaceAll: p.replace_all === true });
+      if (!outcome.ok)
+        return fail(`Not edited: ${outcome.reason} (${path})`, {
+          path,
+          matches: outcome.matches,
+          lines: outcome.lines,
+        });
+      const data = Buffer.from(outcome.text, 'utf8');
+      // Truncated only through the handle the guard opened, as `write` does.
+      await handle.truncate(0);
+      await handle.write(data, 0, data.length, 0);
+      let shown: string;
+      try {
+        shown =
+          unifiedDiff(before, outcome.text, { fromName: path, toName: path }) ||
+          '(only line endings changed)';
+      } catch (err) {
+        if (!(err instanceof DiffTooLargeError)) throw err;
+        shown = `(the diff is too large to show: ${err.message})`;
+      }
+      const times = outcome.replaced === 1 ? 'one occurrence' : `${outcome.replaced} occurrences`;
+      return ok(`Edited ${path}: replaced ${times}.\n${shown}`, { path, replaced: outcome.replaced });
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The entry itself (a link is described, not followed); where a link leads, through the guard. */
+  async function stat(p: Params, signal: AbortSignal): Promise<ToolResult> {
+    const input = requirePath(p);
+    const entry = await guard.at(input, { follow: false, signal }, async (spot): Promise<EntryInfo> => {
+      const info = await lstatAt(spot.dir, spot.name);
+      guard.assertNotHiddenFile(info, spot.path);
+      const target = info.isSymbolicLink() ? await readlinkAt(spot.dir, spot.name) : undefined;
+      return entryInfo(spot.path, info, target);
+    });
+    const lines = [
+      `${entry.path}: ${entry.type}${entry.type === 'symlink' ? ` -> ${entry.link_target}` : `, ${entry.size} bytes`}`,
+      `permissions: ${entry.permissions} (${entry.mode})`,
+      `modified: ${entry.modified}`,
+    ];
+    if (entry.type !== 'symlink') return ok(lines.join('\n'), { ...entry });
+    let leads: string;
+    try {
+      const end = await guard.at(input, { follow: true, signal }, async (spot) => {
+        const info = await lstatAt(spot.dir, spot.name);
+        if (info.isSymbolicLink()) throw followLink();
+        guard.assertNotHiddenFile(info, spot.path);
+        return entryInfo(spot.path, info);
+      });
+      leads = `leads to ${end.path}: ${end.type}, ${end.size} bytes`;
+    } catch (err) {
+      if (err instanceof PathRefusedError) leads = `where it leads is not examined: ${err.message}`;
+      else if (codeOf(err) === 'ENOENT') leads = 'dangling: what it points to does not exist';
+      else throw err;
+    }
+    return ok([...lines, leads].join('\n'), { ...entry });
   }
 
   async function list(p: Params, signal: AbortSignal): Promise<ToolResult> {
@@ -326,14 +427,28 @@ export function createFilesystemTool(deps: FilesystemToolDeps): TypedTool<Return
     }
   }
 
+  /**
+   * The path an error names, for the model: operations go through `/proc/self/fd/<fd>/<name>`
+   * (beneath.ts), a name that means nothing to the model, so the path it asked for is shown instead.
+   */
+  function shownPath(errorPath: string | undefined, input: string): string {
+    if (errorPath !== undefined && !errorPath.startsWith('/proc/self/fd/')) return errorPath;
+    try {
+      return guard.absolute(input);
+    } catch {
+      return input;
+    }
+  }
+
   return defineTool({
     name: 'filesystem',
     group: 'fs',
     risk: { reads: true, writes: true },
     description:
-      'Read, write, append, list, copy, move, delete, grep (regex) and diff local files. ' +
+      'Read, write, edit, append, list, stat, copy, move, delete, grep (regex) and diff local files. ' +
       'Paths must be inside the allowed folders; `~` and relative paths are resolved first. ' +
-      'Large files: read a window with offset/limit (lines). Binary files: encoding "base64".',
+      'Large files: read a window with offset/limit (lines). Binary files: encoding "base64". ' +
+      'edit replaces old_text, which must occur exactly once (or pass replace_all), and shows the diff.',
     parameters: parametersFor(limits.readLines),
     async execute(params, ctx) {
       const { action } = params;
@@ -342,11 +457,11 @@ export function createFilesystemTool(deps: FilesystemToolDeps): TypedTool<Return
       } catch (err) {
         if (err instanceof PathRefusedError) return fail(err.message);
         const e = err as NodeJS.ErrnoException;
-        if (e.code === 'ENOENT') return fail(`No such file or folder: ${e.path ?? params.path}.`);
-        if (e.code === 'EACCES' || e.code === 'EPERM')
-          return fail(`Permission denied: ${e.path ?? params.path}.`);
-        if (e.code === 'EISDIR') return fail(`${e.path ?? params.path} is a directory.`);
-        if (e.code === 'ENOTDIR') return fail(`A part of ${e.path ?? params.path} is not a folder.`);
+        const where = shownPath(e.path, params.path);
+        if (e.code === 'ENOENT') return fail(`No such file or folder: ${where}.`);
+        if (e.code === 'EACCES' || e.code === 'EPERM') return fail(`Permission denied: ${where}.`);
+        if (e.code === 'EISDIR') return fail(`${where} is a directory.`);
+        if (e.code === 'ENOTDIR') return fail(`A part of ${where} is not a folder.`);
         return fail(`filesystem ${action} failed: ${e.message}`);
       }
     },
