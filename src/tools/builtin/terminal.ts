@@ -5,25 +5,19 @@
  */
 
 import { z } from 'zod';
-import type { Settings } from '../../config/settings.js';
-import type { NaviPathSettings } from '../../machine/fs/navi-paths.js';
-import { naviControlFolders } from '../../machine/fs/navi-paths.js';
-import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
-import { BwrapSandbox, naviPrivatePaths, safeEnv } from '../../machine/sandbox/bwrap.js';
-import { checkCommandLine } from '../../machine/sandbox/command-check.js';
-import { homeFolders } from '../../machine/sandbox/credential-paths.js';
+import type { PathGuard } from '../../machine/fs/path-guard.js';
+import { BwrapSandbox } from '../../machine/sandbox/bwrap.js';
 import { runProcess, withDropNote } from '../../machine/sandbox/run-process.js';
-import { type SandboxLaunch, sandboxLaunch, setupFailure } from '../../machine/sandbox/sandbox-launch.js';
+import { setupFailure } from '../../machine/sandbox/sandbox-launch.js';
 import type { NetworkHelpers } from '../../machine/sandbox/sandbox-network.js';
+import { ShellLauncher, type ShellSettings } from '../../machine/sandbox/shell-launch.js';
 import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 
-/** What the sandbox needs: Navi's own files and folders stay hidden or read-only inside it. */
-export type SandboxSettings = NaviPathSettings &
-  Pick<Settings, 'NAVI_SANDBOX' | 'SESSION_FILES_DIR' | 'HTTP_ALLOW_PRIVATE'>;
+export type { SandboxSettings } from '../../machine/sandbox/shell-launch.js';
 
-export type TerminalSettings = SandboxSettings & Pick<Settings, 'TERMINAL_ALLOWED_COMMANDS'>;
+export type TerminalSettings = ShellSettings;
 
 export interface TerminalToolDeps {
   settings: TerminalSettings;
@@ -82,13 +76,21 @@ function parametersFor(defaultTimeoutMs: number, maxTimeoutMs: number) {
 
 export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
   const settings = deps.settings;
-  const { guard } = deps;
   const defaultTimeout = deps.defaultTimeoutMs ?? 60_000;
   const maxTimeout = deps.maxTimeoutMs ?? 600_000;
   const maxOutput = deps.maxOutputBytes ?? 100_000;
-  const restricted = !settings.TERMINAL_ALLOWED_COMMANDS.includes('*');
-  const sandboxes = deps.sandbox ?? new BwrapSandbox();
-  const hostsFile = deps.hosts ?? new SshHostsFile(settings.SSH_HOSTS_FILE);
+  const shell = new ShellLauncher({
+    settings,
+    guard: deps.guard,
+    sandbox: deps.sandbox ?? new BwrapSandbox(),
+    hosts: deps.hosts ?? new SshHostsFile(settings.SSH_HOSTS_FILE),
+    ...(deps.networkHelpers ? { networkHelpers: deps.networkHelpers } : {}),
+    ...(deps.hiddenPaths ? { hiddenPaths: deps.hiddenPaths } : {}),
+    ...(deps.bwrapPath ? { bwrapPath: deps.bwrapPath } : {}),
+    ...(deps.bashPath ? { bashPath: deps.bashPath } : {}),
+    ...(deps.env ? { env: deps.env } : {}),
+  });
+  const allowed = shell.allowedPrograms();
 
   return defineTool({
     name: 'terminal',
@@ -96,71 +98,27 @@ export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType
     risk: { reads: true, writes: true, executes: true, network: true, sandboxed: true },
     description:
       'Run a shell command line with bash and get its stdout, stderr and exit code. ' +
-      (restricted
-        ? `Only these programs may be used: ${settings.TERMINAL_ALLOWED_COMMANDS.join(', ')}. `
-        : '') +
+      (allowed ? `Only these programs may be used: ${allowed.join(', ')}. ` : '') +
       'The whole process group is killed at the timeout; background processes do not outlive the call.',
     parameters: parametersFor(defaultTimeout, maxTimeout),
     async execute(params, ctx) {
-      const { command } = params;
-      if (command.trim() === '') return fail('Parameter "command" must be a non-empty command line.');
-      const check = checkCommandLine(command, settings.TERMINAL_ALLOWED_COMMANDS);
-      if (!check.ok) return fail(check.reason);
-
-      let cwd: string;
-      try {
-        cwd = await guard.resolve(params.cwd ?? guard.baseDir);
-      } catch (err) {
-        if (err instanceof PathRefusedError) return fail(`Working directory refused. ${err.message}`);
-        throw err;
-      }
-
-      const sandbox = await sandboxes.decide(settings.NAVI_SANDBOX, deps.bwrapPath, ctx.log);
-      if (sandbox.use === 'refuse') return fail(sandbox.message);
+      const plan = await shell.plan({
+        command: params.command,
+        ...(params.cwd !== undefined ? { cwd: params.cwd } : {}),
+        networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
+        log: ctx.log,
+      });
+      if (!plan.ok) return fail(plan.reason);
+      const { program, launch, cwd } = plan;
       const seconds = params.timeout_seconds ?? defaultTimeout / 1000;
       const timeoutMs = Math.min(Math.max(1000, seconds * 1000), maxTimeout);
-      const hostEnv = deps.env ?? process.env;
-      const env = safeEnv(hostEnv);
-      const bash = deps.bashPath ?? 'bash';
-      let program = bash;
-      let args = ['-c', command];
-      let launch: SandboxLaunch | undefined;
-      if (sandbox.use === 'bwrap') {
-        launch = sandboxLaunch({
-          bwrapPath: sandbox.path,
-          mounts: {
-            // The allowed roots are mounted writable below; `*` shows the rest read-only.
-            visible: guard.unrestricted ? 'all' : [],
-            writable: [cwd, ...guard.roots],
-            readOnly: naviControlFolders(settings).map((folder) => folder.path),
-            hidden: naviPrivatePaths({
-              dbPath: settings.DB_PATH,
-              sessionFilesDir: settings.SESSION_FILES_DIR,
-              sshHostsFile: settings.SSH_HOSTS_FILE,
-              // The SSH keys ssh_exec uses are Navi's secrets too.
-              extra: [...(deps.hiddenPaths ?? []), ...(await hostsFile.keyPaths())],
-            }),
-            homes: homeFolders([hostEnv.HOME]),
-            programs: [process.execPath],
-            path: env.PATH,
-            tmpfsTmp: true,
-          },
-          cwd,
-          env,
-          networkAllowed: deps.networkAllowed?.(ctx.profileId) ?? false,
-          privatePolicy: settings.HTTP_ALLOW_PRIVATE,
-          ...(deps.networkHelpers ? { helpers: deps.networkHelpers } : {}),
-        });
-        program = launch.program;
-        args = [...launch.args, bash, '-c', command];
-      }
       let run: Awaited<ReturnType<typeof runProcess>>;
       try {
         run = await runProcess({
           command: program,
-          args,
+          args: plan.args,
           cwd,
-          env,
+          env: plan.env,
           timeoutMs,
           signal: ctx.signal,
           maxOutputBytes: maxOutput,
@@ -173,7 +131,7 @@ export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType
       const meta = {
         exit_code: run.exitCode,
         timed_out: run.timedOut,
-        sandboxed: sandbox.use === 'bwrap',
+        sandboxed: plan.sandboxed,
         network: launch?.network ?? 'unsandboxed',
         cwd,
       };
