@@ -12,7 +12,13 @@
  *   failure; its message goes back to the LLM, so say how to do better.
  * - Nothing at module level that takes time or has side effects: the file is imported on every
  *   reload.
- * - `execute` also receives a context with `signal` (aborted on stop or timeout) and `sessionId`.
+ * - `execute` also receives a context with `signal` (aborted on stop or timeout), `sessionId` and
+ *   `settings` (Navi's settings: read your tool's own there, not from process.env).
+ * - Optional: `export const risk = { reads: true, network: true }` declares what the tool can do
+ *   (flags reads, writes, executes, network, secrets, sandboxed; the default approval follows
+ *   from it), and `export function confirmCall(params)` returns the reason THIS call needs the
+ *   person's approval (or undefined), for tools where only some calls should ask. Keep it quick.
+ * - Helpers go into a subfolder (tools/my_tool/*.ts): only files directly in this folder load.
  *
  * A class that extends Tool works too:
  *   import { Tool, ok } from '../src/tools/types.js';

@@ -78,11 +78,14 @@ export class ToolExecutor {
     return specs;
   }
 
-  /** The hook action a call of `name` gets under `profile` (for docs, `list_tools`, tests). */
-  hookActionFor(name: string, profile: Profile): HookDecision | undefined {
+  /**
+   * The hook action a call of `name` gets under `profile` (for docs, `list_tools`, tests); with
+   * `params`, including the tool's own say about that call (`confirmCall`).
+   */
+  hookActionFor(name: string, profile: Profile, params?: ToolParams): HookDecision | undefined {
     const entry = this.deps.registry.get(name);
     return entry
-      ? resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false })
+      ? resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false }, params)
       : undefined;
   }
 
@@ -102,7 +105,12 @@ export class ToolExecutor {
     const policy = checkPolicy(profile, entry);
     if (!policy.allowed) return refuse('policy', policy.reason);
 
-    const hook = resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false });
+    const hook = resolveHookAction(
+      profile,
+      entry,
+      { sandboxAvailable: this.deps.sandboxAvailable ?? false },
+      checked.params,
+    );
     if (hook.action === 'log') {
       this.deps.logger.info(
         {
@@ -239,12 +247,14 @@ export class ToolExecutor {
       limit.abort(new Error(`timed out after ${limitMs} ms`));
     }, limitMs);
     const running = Promise.resolve()
-      .then(() => entry.tool.execute(params, {
+      .then(() =>
+        entry.tool.execute(params, {
           ...ctx,
           signal,
           emit: this.maskedEmit(ctx, name),
           ...(this.deps.toolSettings && { settings: this.deps.toolSettings }),
-        }),)
+        }),
+      )
       .then(
         (raw) => normaliseResult(raw, name),
         (err: unknown) => thrown(name, err, entry.source === 'user'),

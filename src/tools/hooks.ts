@@ -7,13 +7,15 @@
  * Shipped defaults follow each tool's declared risk (see risk.ts): tools that execute without
  * a sandbox ask, tools that may change something log, read-only tools stay silent. A profile
  * tightens or loosens them with `autonomy`, and overrides single tools with `confirm_tools`
- * (always ask) and `trusted_tools` (never ask); `confirm_tools` wins.
+ * (always ask) and `trusted_tools` (never ask); `confirm_tools` wins. A tool may also ask for
+ * single calls (`ToolDefinition.confirmCall`); such a call is treated like a tool whose shipped
+ * default is `confirm`.
  */
 import type { Profile } from '../config/profiles.js';
 import { firstMatch } from './policy.js';
 import type { RegisteredTool } from './registry.js';
 import { hookDefaultFor, riskOf } from './risk.js';
-import type { ToolDefinition } from './types.js';
+import type { ToolDefinition, ToolParams } from './types.js';
 
 export type HookAction = 'silent' | 'log' | 'confirm';
 
@@ -43,16 +45,24 @@ export function defaultAction(tool: Pick<ToolDefinition, 'risk'>, env: HookEnvir
       };
 }
 
-/** The action for one call of `entry` under `profile`. */
+/**
+ * The action for one call of `entry` under `profile`. `params` are the call's validated
+ * arguments, for tools that ask about single calls; without them only the tool-wide default counts.
+ */
 export function resolveHookAction(
   profile: HookProfile,
   entry: RegisteredTool,
   env: HookEnvironment,
+  params?: ToolParams,
 ): HookDecision {
   const asked = firstMatch(profile.confirm_tools, entry);
   if (asked !== undefined)
     return { action: 'confirm', reason: `the profile asks for approval of "${asked}"` };
-  const base = defaultAction(entry.tool, env);
+  let base = defaultAction(entry.tool, env);
+  if (params && entry.tool.confirmCall && base.action !== 'confirm') {
+    const reason = callConfirmReason(entry.tool, params);
+    if (reason !== undefined) base = { action: 'confirm', reason };
+  }
   const trusted = firstMatch(profile.trusted_tools, entry);
   if (trusted !== undefined) {
     // Trust removes the question, not the audit line.
@@ -68,4 +78,21 @@ export function resolveHookAction(
     return { action: 'log', reason: 'the profile is autonomous' };
   }
   return base;
+}
+
+const MAX_REASON = 300;
+
+/**
+ * The reason a tool gives for asking about this call, or undefined. The check is the tool's own
+ * code (a user tool's, possibly): a throw or an answer of the wrong type asks rather than skips.
+ */
+function callConfirmReason(tool: ToolDefinition, params: ToolParams): string | undefined {
+  let answer: unknown;
+  try {
+    answer = tool.confirmCall?.(params);
+  } catch (err) {
+    return `its check of whether this call needs approval failed (${String((err as Error)?.message ?? err).slice(0, MAX_REASON)})`;
+  }
+  if (answer === undefined || answer === null || answer === '' || answer === false) return undefined;
+  return typeof answer === 'string' ? answer.slice(0, MAX_REASON) : 'the tool asks for approval of this call';
 }

@@ -1,7 +1,9 @@
 /**
  * Turns the files of TOOLS_DIR into tools. A file is either
  * - module format: `export const name`, `description`, `parameters` and
- *   `export async function execute(params)` returning a string (throwing signals failure), or
+ *   `export async function execute(params)` returning a string (throwing signals failure), with
+ *   two optional exports: `risk` (what the tool can do, as built-ins declare it) and
+ *   `confirmCall(params)` (the reason THIS call needs approval, or undefined), or
  * - class format: `export default class X extends Tool { … }` (the class of src/tools/types.ts).
  *
  * Every file is loaded on its own: a broken one is reported with the reason (syntax error,
@@ -10,12 +12,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeImportError, isLoadableFile, type ModuleImporter } from './module-import.js';
-import type { JsonSchema, ToolContext, ToolDefinition, ToolParams, ToolResult } from './types.js';
+import type { JsonSchema, ToolContext, ToolDefinition, ToolParams, ToolResult, ToolRisk } from './types.js';
 import type { ArgumentValidator } from './validation.js';
 
 /** Tool names the LLM APIs accept. */
 const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const MODULE_EXPORTS = ['name', 'description', 'parameters', 'execute'] as const;
+const RISK_FLAGS = ['reads', 'writes', 'executes', 'network', 'secrets', 'sandboxed'] as const;
 
 export interface LoadedFile {
   tool: ToolDefinition;
@@ -34,14 +37,29 @@ export class ExportError extends Error {}
 
 type ModuleExecute = (params: ToolParams, ctx: ToolContext) => unknown;
 
+/** The optional exports of the module format. */
+interface ModuleExtras {
+  risk?: ToolRisk;
+  confirmCall?: (params: ToolParams) => string | undefined;
+}
+
 /** Wraps the module format's `execute` (which returns a string) in the tool contract. */
 class ModuleTool implements ToolDefinition {
+  declare readonly risk?: ToolRisk;
+  declare readonly confirmCall?: (params: ToolParams) => string | undefined;
+
   constructor(
     readonly name: string,
     readonly description: string,
     readonly parameters: JsonSchema,
     private readonly run: ModuleExecute,
-  ) {}
+    extras: ModuleExtras = {},
+  ) {
+    // Own properties only when exported (`declare` emits none): a tool without them looks
+    // exactly like one that declares nothing.
+    if (extras.risk) this.risk = extras.risk;
+    if (extras.confirmCall) this.confirmCall = extras.confirmCall;
+  }
 
   async execute(params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
     const out = await this.run(params, ctx);
@@ -77,6 +95,29 @@ function memberProblems(m: Record<string, unknown>, schemaCheck: ArgumentValidat
   return problems;
 }
 
+/** Problems with the optional exports `risk` and `confirmCall`. */
+function extraProblems(m: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const risk = m.risk;
+  if (risk !== undefined) {
+    if (risk === null || typeof risk !== 'object' || Array.isArray(risk)) {
+      problems.push(`"risk" must be an object of flags, got ${typeName(risk)}`);
+    } else {
+      for (const [flag, value] of Object.entries(risk)) {
+        if (!(RISK_FLAGS as readonly string[]).includes(flag)) {
+          problems.push(`"risk" has an unknown flag "${flag}" (known: ${RISK_FLAGS.join(', ')})`);
+        } else if (typeof value !== 'boolean') {
+          problems.push(`"risk.${flag}" must be true or false, got ${typeName(value)}`);
+        }
+      }
+    }
+  }
+  if (m.confirmCall !== undefined && typeof m.confirmCall !== 'function') {
+    problems.push(`"confirmCall" must be a function, got ${typeName(m.confirmCall)}`);
+  }
+  return problems;
+}
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -95,13 +136,17 @@ export function toolFromModule(mod: Record<string, unknown>, schemaCheck: Argume
         : `missing exports: ${missing.join(', ')}`,
     );
   }
-  const problems = memberProblems(mod, schemaCheck);
+  const problems = [...memberProblems(mod, schemaCheck), ...extraProblems(mod)];
   if (problems.length > 0) throw new ExportError(`wrong export types: ${problems.join('; ')}`);
   return new ModuleTool(
     mod.name as string,
     mod.description as string,
     mod.parameters as JsonSchema,
     mod.execute as ModuleExecute,
+    {
+      ...(mod.risk !== undefined && { risk: Object.freeze({ ...(mod.risk as ToolRisk) }) }),
+      ...(mod.confirmCall !== undefined && { confirmCall: mod.confirmCall as ModuleExtras['confirmCall'] }),
+    },
   );
 }
 

@@ -97,6 +97,18 @@ export interface ToolContext {
    * (secret values included: the executor masks them in whatever the tool hands back).
    */
   settings?: Settings;
+  /**
+   * Set when a recall started the run: which one and how long its chain is, so a recall
+   * scheduled now continues the chain (and the chain's limit holds).
+   */
+  recall?: RecallOrigin;
+}
+
+/** The recall that started a run. */
+export interface RecallOrigin {
+  id: string;
+  /** 1 for a recall scheduled in a person's run, one more per recall run in between. */
+  chain: number;
 }
 
 export interface ToolDefinition {
@@ -110,6 +122,14 @@ export interface ToolDefinition {
    * it; a tool without one is assumed to read, write and reach the network.
    */
   readonly risk?: ToolRisk;
+  /**
+   * Whether THIS call should ask the person first, for tools where only some calls need it
+   * (gmail's `send` but not its `search`). Receives the validated arguments; returns the reason
+   * to ask (shown in logs and refusals), or undefined when the call needs no approval. Its answer
+   * counts as a shipped `confirm` default: `autonomous` autonomy and `trusted_tools` lift it,
+   * `confirm_tools` asks anyway. Must be cheap and synchronous; a throw counts as "ask".
+   */
+  confirmCall?(params: ToolParams): string | undefined;
   /**
    * The description offered to the LLM under one profile, when it depends on the profile
    * (the scratchpad lists the profile's sections). Defaults to `description`.
