@@ -18,6 +18,7 @@ const layers: Record<string, number> = {
   servers: 3.5,
   tools: 4,
   memory: 4,
+  recall: 4,
   mcp: 5,
   agent: 6,
   server: 7,

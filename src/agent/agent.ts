@@ -10,6 +10,7 @@ import type { Settings } from '../config/settings.js';
 import { failureErrorCode } from '../llm/failures.js';
 import type { LlmBackend } from '../llm/types.js';
 import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
+import type { RecallStamp } from '../protocol/rest.js';
 import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle } from '../tools/types.js';
@@ -104,7 +105,11 @@ export class Agent implements AgentApi {
     log: Logger,
   ): Promise<void> {
     const { sessions } = this.deps;
-    emit({ type: 'stream_start', trigger: input.trigger });
+    emit({
+      type: 'stream_start',
+      trigger: input.trigger,
+      ...(input.recall ? { recall_id: input.recall.recall_id } : {}),
+    });
     // The previous run's post-turn compression may still rewrite this session's context.
     await this.postTurn.get(sessionId);
     const session = await sessions.get(sessionId);
@@ -139,6 +144,7 @@ export class Agent implements AgentApi {
       isSubagent: false,
       depth: 0,
       tokens: session.context_token_count,
+      ...(input.recall ? { recall: { id: input.recall.recall_id, chain: input.recall.chain } } : {}),
     };
 
     await this.compressIfNeeded(state, log);
@@ -471,6 +477,7 @@ export class Agent implements AgentApi {
       ...(input.images && input.images.length > 0 ? { images: input.images } : {}),
       ...(input.files && input.files.length > 0 ? { attachments: input.files } : {}),
       ...(input.trigger !== 'user' ? { trigger: input.trigger } : {}),
+      ...(input.recall ? { recall: recallStamp(input.recall) } : {}),
     };
   }
 
@@ -493,6 +500,12 @@ export class Agent implements AgentApi {
       return undefined;
     }
   }
+}
+
+/** The stored stamp of a recall run's prompt (the chain stays with the run). */
+function recallStamp(recall: NonNullable<RunInput['recall']>): RecallStamp {
+  const { chain: _chain, ...stamp } = recall;
+  return stamp;
 }
 
 function titleFrom(content: string): string {

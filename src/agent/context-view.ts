@@ -6,6 +6,8 @@
  * results are dropped.
  */
 import type { ChatMessage } from '../llm/types.js';
+import type { RecallStamp } from '../protocol/rest.js';
+import { formatDuration } from '../recall/duration.js';
 import type { StoredMessage } from '../store/types.js';
 
 export const INTERRUPTED_RESULT =
@@ -14,9 +16,26 @@ export const INTERRUPTED_RESULT =
 /** Heads a summary, so the model knows it is not something the user said. */
 export const SUMMARY_PREFIX = '[Summary of earlier conversation]';
 
+/**
+ * Heads the prompt of a recall run, so the model knows who is speaking (its own earlier self),
+ * that nobody is watching, and whether the recall is late.
+ */
+export function recallHeader(stamp: RecallStamp): string {
+  const late =
+    stamp.late_ms !== undefined
+      ? `, and is running ${formatDuration(stamp.late_ms)} late (Navi was not running, or this session was busy, when it came due)`
+      : '';
+  return (
+    `[Recall ${stamp.recall_id}: a prompt you scheduled earlier. It was due at ${stamp.scheduled_for}${late}. ` +
+    'Nobody is watching this run live, so nobody can approve actions: do what it asks with the tools you may use, ' +
+    'and end with a short account of what you did for the user to read later.]'
+  );
+}
+
 /** The text the model reads for a user or assistant message. */
 export function modelText(m: StoredMessage): string | null {
   if (m.kind === 'summary') return `${SUMMARY_PREFIX}\n${m.content ?? ''}`;
+  if (m.recall) return `${recallHeader(m.recall)}\n${m.content ?? ''}`;
   if (m.attachments && m.attachments.length > 0) {
     const list = m.attachments.map((f) => `- ${f.name}: ${f.path}`).join('\n');
     return `${m.content ?? ''}\n\n[Attached files]\n${list}`;

@@ -3,7 +3,7 @@ import type { Profile } from '../config/profiles.js';
 import type { ErrorCode } from '../protocol/error-codes.js';
 import type { AgentEvent } from '../protocol/events.js';
 import type { StoredMessage } from '../store/types.js';
-import type { ConfirmRequest } from '../tools/types.js';
+import type { ConfirmRequest, RecallOrigin } from '../tools/types.js';
 import type { Transcript } from './transcript.js';
 import type { ConfirmTicket } from './types.js';
 
@@ -28,6 +28,8 @@ export interface RunState {
    * profile it was built for, so a `switch_profile` mid-run gets a prompt of its own.
    */
   system?: { profileId: string; text: string };
+  /** The recall that started the run, if one did (subagents do not inherit it). */
+  recall?: RecallOrigin;
 }
 
 export type LoopOutcome =

@@ -145,6 +145,7 @@ async function runOne(
       },
       log,
       agent: deps.handleFor(state, call.id),
+      ...(state.recall ? { recall: state.recall } : {}),
     },
     state.profile,
   );

@@ -4,7 +4,7 @@
  */
 import type { AttachedFile } from '../protocol/commands.js';
 import type { AgentEvent, RunTrigger } from '../protocol/events.js';
-import type { FormSubmission } from '../protocol/rest.js';
+import type { FormSubmission, RecallStamp } from '../protocol/rest.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
 
 export interface RunInput {
@@ -19,6 +19,8 @@ export interface RunInput {
   contextOnly?: boolean;
   /** The submitted form, when this run answers one (`content` is then its JSON). */
   formSubmit?: FormSubmission;
+  /** The recall that started this run (`trigger` is then `recall`). */
+  recall?: RecallStamp & { chain: number };
 }
 
 export interface RunOptions {

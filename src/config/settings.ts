@@ -193,7 +193,7 @@ const variables = {
   // Recalls: how many may wait per session, and how long a chain of recalls scheduled by
   // recall runs may grow before scheduling from a recall is refused.
   RECALL_MAX_PER_SESSION: [int(1, 10_000), '20'],
-  RECALL_MAX_CHAIN: [int(0, 1000), '5'],
+  RECALL_MAX_CHAIN: [int(1, 1000), '5'],
   // Background processes started by the `process` tool: how many run at once in all, and how
   // much of each one's output is kept.
   PROCESS_MAX_RUNNING: [int(1, 1000), '5'],

@@ -48,6 +48,11 @@ export const errorTable = {
     message: 'No tool call of this session is waiting for that confirmation',
   },
   FACT_NOT_FOUND: { status: 404, message: 'There is no memory fact with that id' },
+  RECALL_NOT_FOUND: { status: 404, message: 'This session has no recall with that id' },
+  RECALL_FINISHED: {
+    status: 409,
+    message: 'That recall has already finished or been cancelled; it has nothing left to cancel or skip',
+  },
   INVALID_FACT: { status: 400, message: 'The memory fact is not valid' },
   FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
   RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },

@@ -19,7 +19,8 @@ export type RunTrigger = 'user' | 'form' | 'recall';
 export type ToolArgs = Record<string, unknown>;
 
 export type AgentEvent =
-  | { type: 'stream_start'; trigger: RunTrigger }
+  /** `recall_id` names the recall that started the run, when `trigger` is `recall`. */
+  | { type: 'stream_start'; trigger: RunTrigger; recall_id?: string }
   | { type: 'thinking_delta'; delta: string; turn?: number }
   | { type: 'thinking_end'; turn?: number }
   | {

@@ -67,6 +67,8 @@ export interface SessionMessage {
   attachments?: AttachedFile[];
   /** How the run of this user message started, when not by the user's own message. */
   trigger?: Exclude<RunTrigger, 'user'>;
+  /** On the prompt of a recall-started run: which recall, when it was due, how late it ran. */
+  recall?: RecallStamp;
   /** The submitted form of a `form_submit` message. */
   form_submit?: FormSubmission;
   tool_calls?: ToolCallRecord[];
@@ -156,4 +158,59 @@ export interface PairRequest {
 export interface PairReply {
   ok: true;
   consent: true;
+}
+
+/** What a recall-started user message records of the recall that fired it. */
+export interface RecallStamp {
+  recall_id: string;
+  /** When the occurrence that fired was due (ISO). */
+  scheduled_for: string;
+  /** How long after `scheduled_for` it started, when that was more than a few seconds. */
+  late_ms?: number;
+}
+
+/** How a recall is timed. Times are ISO 8601 in UTC; `timezone` is IANA (e.g. Europe/Berlin). */
+export type RecallSchedule =
+  | { kind: 'once'; at: string; timezone?: string }
+  | { kind: 'recurring'; cron: string; timezone: string }
+  | { kind: 'recurring'; every_ms: number }
+  | { kind: 'immediate' };
+
+export type RecallStatus = 'active' | 'done' | 'cancelled';
+
+/** How a recall's last run ended. */
+export interface RecallOutcome {
+  status: 'completed' | 'failed' | 'stopped' | 'not_run';
+  /** The error, or why it did not run. */
+  message?: string;
+}
+
+/**
+ * A recall as listed by `GET /sessions/{id}/recalls` and changed by cancel and skip: a prompt
+ * that runs later, headless, in its session.
+ */
+export interface RecallSummary {
+  id: string;
+  session_id: string;
+  prompt: string;
+  schedule: RecallSchedule;
+  /** The schedule in plain words ("every day at 09:00, Europe/Berlin"). */
+  description: string;
+  status: RecallStatus;
+  /** The next time it fires (ISO), or null once it no longer will. */
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_outcome: RecallOutcome | null;
+  run_count: number;
+  /**
+   * Recalls scheduled by recall runs form a chain: 1 for one scheduled in a person's run, one
+   * more for each recall run in between. RECALL_MAX_CHAIN bounds it.
+   */
+  chain: number;
+  created_at: string;
+}
+
+/** `GET /sessions/{id}/recalls`: active recalls first (soonest first), then finished ones. */
+export interface RecallList {
+  recalls: RecallSummary[];
 }

@@ -41,6 +41,8 @@ interface PendingConfirmation {
 
 export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
 export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
+export const RECALL_CANNOT_CONFIRM =
+  "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
 
 export class AgentRun {
   readonly runId: string;
@@ -56,6 +58,7 @@ export class AgentRun {
   private readonly coalescer: DeltaCoalescer;
   private seq = 0;
   private started = false;
+  private trigger: RunInput['trigger'] = 'user';
   private terminal: ServerEvent | undefined;
   private resolveDone!: (event: ServerEvent) => void;
 
@@ -98,6 +101,7 @@ export class AgentRun {
   start(input: RunInput): void {
     if (this.started) throw new Error('run already started');
     this.started = true;
+    this.trigger = input.trigger;
     void this.consume(input);
   }
 
@@ -127,6 +131,8 @@ export class AgentRun {
       answer: Promise.resolve({ approved: false, reason }),
     });
     if (this.terminal || this.controller.signal.aborted) return refused(STOPPED_BEFORE_CONFIRM);
+    // Even with a client watching: the person did not start this run and may be away.
+    if (this.trigger === 'recall') return refused(RECALL_CANNOT_CONFIRM);
     const someoneCanAnswer = [...this.subscribers].some((s) => s.kind === 'socket');
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);
     this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });

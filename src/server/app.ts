@@ -24,7 +24,9 @@ import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
 import { pairingRoutes } from './routes/pairing.js';
+import { recallRoutes } from './routes/recalls.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { recallRunner } from './recall-runner.js';
 import { RunRegistry } from './run-registry.js';
 import type { NaviServices } from './services.js';
 import { type Clock, SessionFiles } from './session-files.js';
@@ -116,6 +118,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(mcpRoutes, context);
   app.register(sessionRoutes, context);
   app.register(memoryRoutes, context);
+  app.register(recallRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
   app.register(sessionSocketRoutes, {
@@ -125,11 +128,16 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   });
   app.register(staticRoutes, { webDir: options.webDir ?? defaultWebDir });
 
-  app.addHook('onReady', async () => sweeper.start());
+  app.addHook('onReady', async () => {
+    sweeper.start();
+    // Recalls missed while Navi was down fire now; the others when they come due.
+    await services.recalls?.start(recallRunner(runs));
+  });
   // preClose runs before @fastify/websocket closes the sockets, so clients still receive the
   // stream_stopped of their run.
   app.addHook('preClose', async () => {
     const grace = options.shutdownGraceMs ?? 3000;
+    services.recalls?.stop();
     await runs.close(grace);
     // Fastify closes the server right after this hook; requests still being answered get the
     // same grace to finish, and no idle keep-alive connection may hold the close.

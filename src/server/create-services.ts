@@ -25,6 +25,8 @@ import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
 import { SqliteMemoryStore } from '../memory/memory-store.js';
 import { HybridMemorySearch } from '../memory/search.js';
+import type { RecallClock } from '../recall/clock.js';
+import { RecallScheduler } from '../recall/scheduler.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
 import { createCodeExecTool } from '../tools/builtin/code-exec.js';
@@ -33,6 +35,7 @@ import { createFilesystemTool } from '../tools/builtin/filesystem.js';
 import { createImageViewTool } from '../tools/builtin/image-view.js';
 import { createCoreTools } from '../tools/builtin/index.js';
 import { createMemoryTool } from '../tools/builtin/memory.js';
+import { createRecallTools } from '../tools/builtin/recall-tools.js';
 import { createShareFileTool } from '../tools/builtin/share-file.js';
 import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
@@ -61,6 +64,10 @@ export interface ServiceOverrides {
    * current `process.env`.
    */
   environment?: Readonly<Record<string, string | undefined>>;
+  /** Time for the recall scheduler (tests move it by hand instead of waiting). */
+  recallClock?: RecallClock;
+  /** Time zone for recall times given without one (tests pin it). Default: the machine's. */
+  recallTimeZone?: string;
 }
 
 export async function createServices(
@@ -99,6 +106,14 @@ export async function createServices(
     backend: defaultBackend,
     idleMinutes: settings.MEMORY_EXTRACTION_IDLE_MINUTES,
     logger,
+  });
+
+  const recalls = new RecallScheduler({
+    store: stores.recalls,
+    limits: { maxPerSession: settings.RECALL_MAX_PER_SESSION, maxChain: settings.RECALL_MAX_CHAIN },
+    logger,
+    ...(overrides.recallClock && { clock: overrides.recallClock }),
+    ...(overrides.recallTimeZone && { timeZone: overrides.recallTimeZone }),
   });
 
   const registry = new ToolRegistry();
@@ -146,6 +161,7 @@ export async function createServices(
     createShareFileTool({ settings, files: stores.files, scratch, guard }),
     createContentPublishTool({ settings, files: stores.files }),
     createMemoryTool({ store: memory, search: memorySearch }),
+    ...createRecallTools(recalls, () => overrides.recallClock?.now() ?? new Date()),
     ...createMcpTools(mcp, { profileFor: (id) => profiles.get(id) }),
     ...createAgentTools({
       profiles,
@@ -197,8 +213,10 @@ export async function createServices(
         .catch((err: unknown) => logger.warn({ err }, 'memory extraction failed'));
     },
     mcp,
+    recalls,
     reloadTools,
     close: async () => {
+      recalls.stop();
       sshPool.closeAll();
       await mcp.close();
       await providers.close();

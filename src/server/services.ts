@@ -12,6 +12,7 @@ import type { McpManager } from '../mcp/manager.js';
 import type { MemoryExtractor } from '../memory/extraction.js';
 import type { HybridMemorySearch } from '../memory/search.js';
 import type { MemoryStore } from '../memory/types.js';
+import type { RecallScheduler } from '../recall/scheduler.js';
 import type { ConsentStore, FileStore, KvStore, SessionStore } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -44,6 +45,11 @@ export interface NaviServices {
   }>;
   /** Long-term memory, when enabled (the REST routes under /memory need it). */
   memory?: { store: MemoryStore; search: HybridMemorySearch; extractor: MemoryExtractor };
+  /**
+   * Recalls: scheduling, listing, cancelling and skipping them, and firing them once the app
+   * is ready (`start` with the run registry's runner).
+   */
+  recalls?: RecallScheduler;
   /** The MCP servers (status for doctor and /agents/mcp, reload). */
   mcp?: McpManager;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */

@@ -4,7 +4,13 @@
  * (docs/architecture.md#storage). Every method is async for that reason, even where SQLite
  * answers synchronously.
  */
-import type { SessionMessage, SessionSummary } from '../protocol/rest.js';
+import type {
+  RecallOutcome,
+  RecallSchedule,
+  RecallStatus,
+  SessionMessage,
+  SessionSummary,
+} from '../protocol/rest.js';
 
 export type SessionRecord = SessionSummary;
 export type StoredMessage = SessionMessage;
@@ -127,4 +133,40 @@ export interface ConsentStore {
   unpair(secret: string): Promise<boolean>;
   /** Forgets every paired client; resolves to how many there were. */
   unpairAll(): Promise<number>;
+}
+
+/** A stored recall: everything of `RecallSummary` but its description in words. */
+export interface RecallRecord {
+  id: string;
+  session_id: string;
+  prompt: string;
+  schedule: RecallSchedule;
+  status: RecallStatus;
+  /** ISO UTC; null once the recall no longer fires. */
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_outcome: RecallOutcome | null;
+  run_count: number;
+  chain: number;
+  created_at: string;
+}
+
+export type RecallPatch = Partial<
+  Pick<RecallRecord, 'status' | 'next_run_at' | 'last_run_at' | 'last_outcome' | 'run_count'>
+>;
+
+/**
+ * Recalls: prompts that run later in their session. A session's recalls go with it when it is
+ * deleted.
+ */
+export interface RecallStore {
+  add(recall: RecallRecord): Promise<void>;
+  get(id: string): Promise<RecallRecord | undefined>;
+  /** A session's recalls: active ones soonest first, then finished ones, newest first (at most `limit` of those). */
+  listForSession(sessionId: string, finishedLimit?: number): Promise<RecallRecord[]>;
+  countActive(sessionId: string): Promise<number>;
+  /** Active recalls, soonest first, at most `limit`. */
+  soonest(limit: number): Promise<RecallRecord[]>;
+  /** Changes what `patch` names; resolves to the updated recall, or undefined when there is none. */
+  update(id: string, patch: RecallPatch): Promise<RecallRecord | undefined>;
 }

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { silentLogger } from '../../src/config/logger.js';
 import { type SettingName, testSettings } from '../../src/config/settings.js';
+import type { RecallClock } from '../../src/recall/clock.js';
 import { buildApp } from '../../src/server/app.js';
 import { createServices } from '../../src/server/create-services.js';
 import type { NaviServices } from '../../src/server/services.js';
@@ -39,6 +40,10 @@ export interface StartOptions {
   port?: number;
   /** Extra built-in tools for the test. */
   extraTools?: ToolDefinition[];
+  /** Time for recalls (a `ManualClock` fires them without waiting). */
+  recallClock?: RecallClock;
+  /** Time zone for recall times given without one. */
+  recallTimeZone?: string;
 }
 
 export function tempDir(prefix = 'navi-test-'): string {
@@ -63,6 +68,8 @@ export async function startNavi(options: StartOptions = {}): Promise<NaviHandle>
   const services = await createServices(settings, {
     logger: silentLogger(),
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
+    ...(options.recallClock ? { recallClock: options.recallClock } : {}),
+    ...(options.recallTimeZone ? { recallTimeZone: options.recallTimeZone } : {}),
   });
   const app = await buildApp(services);
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

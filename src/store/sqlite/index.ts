@@ -4,6 +4,7 @@ import { SqliteConsentStore } from './consent-store.js';
 import { openDatabase } from './database.js';
 import { SqliteFileStore } from './file-store.js';
 import { SqliteKvStore } from './kv-store.js';
+import { SqliteRecallStore } from './recall-store.js';
 import { SqliteSessionStore } from './session-store.js';
 
 export { normalisePairingCode, SqliteConsentStore } from './consent-store.js';
@@ -12,6 +13,7 @@ export { SqliteFileStore } from './file-store.js';
 export { SqliteKvStore } from './kv-store.js';
 export { type MigrationResult, migrate, SchemaTooNewError, schemaVersion } from './migrate.js';
 export { type Migration, migrations } from './migrations/index.js';
+export { SqliteRecallStore } from './recall-store.js';
 export { SqliteSessionStore } from './session-store.js';
 
 export interface SqliteStores {
@@ -21,6 +23,7 @@ export interface SqliteStores {
   kv: SqliteKvStore;
   files: SqliteFileStore;
   consent: SqliteConsentStore;
+  recalls: SqliteRecallStore;
   /** Closes the connection; safe to call twice. */
   close(): void;
 }
@@ -34,6 +37,7 @@ export function createSqliteStores(file: string): SqliteStores {
     kv: new SqliteKvStore(db),
     files: new SqliteFileStore(db),
     consent: new SqliteConsentStore(db),
+    recalls: new SqliteRecallStore(db),
     close() {
       if (db.open) db.close();
     },

@@ -21,6 +21,7 @@ const PAYLOAD_KEYS = [
   'images',
   'attachments',
   'trigger',
+  'recall',
   'form_submit',
   'tool_calls',
   'tool_call_id',

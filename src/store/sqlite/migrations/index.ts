@@ -6,6 +6,7 @@ import { coreMigration } from './001-core.js';
 import { memoryMigration } from './002-memory.js';
 import { consentMigration } from './003-consent.js';
 import { typedMessagesMigration } from './004-typed-messages.js';
+import { recallsMigration } from './005-recalls.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -15,4 +16,5 @@ export const migrations: readonly Migration[] = [
   memoryMigration,
   consentMigration,
   typedMessagesMigration,
+  recallsMigration,
 ];

@@ -1,0 +1,300 @@
+/**
+ * The recall scheduler: keeps one timer for the soonest recall, fires recalls that are due by
+ * asking the runner for a headless run in their session, and moves each recall on (to its next
+ * occurrence, or to `done`). Also the service the tools and REST routes use to schedule, list,
+ * cancel and skip recalls, so every change re-arms the timer at once.
+ *
+ * Rules (docs/recalls.md):
+ * - A recall due while Navi was not running fires once when the scheduler starts, and its run
+ *   is told how late it is; missed occurrences of a recurring recall are not made up.
+ * - A recall due while its session is in a run waits for that run to end.
+ * - A recall is moved on only once its run has started: if Navi stops first, it stays due and
+ *   fires at the next start.
+ * - A chain of recalls scheduled by recall runs is bounded (RECALL_MAX_CHAIN), and so is the
+ *   number of active recalls per session (RECALL_MAX_PER_SESSION).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { RecallSummary } from '../protocol/rest.js';
+import type { RecallRecord, RecallStore } from '../store/types.js';
+import { type RecallClock, systemClock } from './clock.js';
+import { describeSchedule, localTimeZone, nextAfter, parseWhen } from './schedule.js';
+import type { RecallChange, RecallFire, RecallRunner, RecallService, ScheduleRequest } from './types.js';
+
+export interface RecallSchedulerDeps {
+  store: RecallStore;
+  limits: { maxPerSession: number; maxChain: number };
+  logger: Logger;
+  clock?: RecallClock;
+  /** Zone for times given without one; the machine's by default. */
+  timeZone?: string;
+  newId?: () => string;
+  /** A run that starts later than this after its due time is told it is late. */
+  lateAfterMs?: number;
+}
+
+const MAX_PROMPT_CHARS = 20_000;
+const BATCH = 50;
+
+export class RecallScheduler implements RecallService {
+  private readonly clock: RecallClock;
+  private readonly zone: string;
+  private readonly newId: () => string;
+  private runner: RecallRunner | undefined;
+  private cancelTimer: (() => void) | undefined;
+  /** Recalls between "due" and "their run started" (maybe waiting for a busy session). */
+  private readonly inFlight = new Set<string>();
+  private ticking = false;
+  private tickAgain = false;
+
+  constructor(private readonly deps: RecallSchedulerDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.zone = deps.timeZone ?? localTimeZone();
+    this.newId = deps.newId ?? randomUUID;
+  }
+
+  /** Starts firing: recalls missed while Navi was down fire now, once each. */
+  async start(runner: RecallRunner): Promise<void> {
+    this.runner = runner;
+    await this.tick();
+  }
+
+  /** Stops firing; recalls still due fire at the next start. */
+  stop(): void {
+    this.runner = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+  }
+
+  async schedule(
+    request: ScheduleRequest,
+  ): Promise<{ ok: true; recall: RecallSummary } | { ok: false; error: string }> {
+    const { maxChain, maxPerSession } = this.deps.limits;
+    const chain = (request.origin?.chain ?? 0) + 1;
+    if (chain > maxChain) {
+      return {
+        ok: false,
+        error:
+          `Not scheduled: this run was started by a chain of ${chain - 1} recalls, each scheduled by the one before, ` +
+          `and RECALL_MAX_CHAIN (${maxChain}) stops the chain here so that a loop cannot run away. ` +
+          'Finish the work in this run, or leave a note for the user.',
+      };
+    }
+    const prompt = request.prompt.trim();
+    if (prompt === '')
+      return { ok: false, error: 'The prompt is empty; say what the recall should do when it runs.' };
+    if (prompt.length > MAX_PROMPT_CHARS) {
+      return {
+        ok: false,
+        error: `The prompt has ${prompt.length} characters; keep it under ${MAX_PROMPT_CHARS} (put long material in the scratchpad or a file and refer to it).`,
+      };
+    }
+    const active = await this.deps.store.countActive(request.sessionId);
+    if (active >= maxPerSession) {
+      return {
+        ok: false,
+        error: `Not scheduled: this session already has ${active} active recalls, the most RECALL_MAX_PER_SESSION allows. Cancel one with manage_recall first.`,
+      };
+    }
+    const now = this.clock.now();
+    const parsed = parseWhen(request.when, now, this.zone);
+    if ('error' in parsed) return { ok: false, error: parsed.error };
+    const record: RecallRecord = {
+      id: this.newId(),
+      session_id: request.sessionId,
+      prompt,
+      schedule: parsed.schedule,
+      status: 'active',
+      next_run_at: parsed.next.toISOString(),
+      last_run_at: null,
+      last_outcome: null,
+      run_count: 0,
+      chain,
+      created_at: now.toISOString(),
+    };
+    try {
+      await this.deps.store.add(record);
+    } catch (err) {
+      this.deps.logger.warn({ err, session_id: request.sessionId }, 'recall not stored');
+      return { ok: false, error: 'The recall could not be stored: the session no longer exists.' };
+    }
+    this.kick();
+    return { ok: true, recall: this.summary(record) };
+  }
+
+  async list(sessionId: string): Promise<RecallSummary[]> {
+    return (await this.deps.store.listForSession(sessionId)).map((r) => this.summary(r));
+  }
+
+  async cancel(sessionId: string, id: string): Promise<RecallChange> {
+    const found = await this.activeRecall(sessionId, id);
+    if (!found.ok) return found;
+    const updated = await this.deps.store.update(found.recall.id, { status: 'cancelled', next_run_at: null });
+    this.kick();
+    return { ok: true, recall: this.summary(updated ?? found.record) };
+  }
+
+  async skip(sessionId: string, id: string): Promise<RecallChange> {
+    const found = await this.activeRecall(sessionId, id);
+    if (!found.ok) return found;
+    const { record } = found;
+    const due = new Date(record.next_run_at ?? this.clock.now());
+    const next = nextAfter(record.schedule, due, this.clock.now());
+    const updated = await this.deps.store.update(
+      record.id,
+      next
+        ? { next_run_at: next.toISOString() }
+        : { status: 'done', next_run_at: null, last_outcome: { status: 'not_run', message: 'skipped' } },
+    );
+    this.kick();
+    return { ok: true, recall: this.summary(updated ?? record) };
+  }
+
+  /** The stored recall with its schedule in words. */
+  summary(record: RecallRecord): RecallSummary {
+    return { ...record, description: describeSchedule(record.schedule, this.zone) };
+  }
+
+  private async activeRecall(
+    sessionId: string,
+    id: string,
+  ): Promise<
+    { ok: true; record: RecallRecord; recall: RecallRecord } | Extract<RecallChange, { ok: false }>
+  > {
+    const record = await this.find(sessionId, id.trim());
+    if (!record) {
+      return {
+        ok: false,
+        code: 'RECALL_NOT_FOUND',
+        message: `This session has no recall "${id}"; list them with manage_recall action "list".`,
+      };
+    }
+    if (record.status !== 'active') {
+      return {
+        ok: false,
+        code: 'RECALL_FINISHED',
+        message: `Recall ${record.id} is ${record.status === 'done' ? 'already done' : 'already cancelled'}; there is nothing left to cancel or skip.`,
+      };
+    }
+    return { ok: true, record, recall: record };
+  }
+
+  private async find(sessionId: string, id: string): Promise<RecallRecord | undefined> {
+    if (id === '') return undefined;
+    const exact = await this.deps.store.get(id);
+    if (exact) return exact.session_id === sessionId ? exact : undefined;
+    if (id.length < 6) return undefined;
+    const matches = (await this.deps.store.listForSession(sessionId, 1000)).filter((r) =>
+      r.id.startsWith(id),
+    );
+    return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  /** Re-arms soon, without waiting: called after every change. */
+  private kick(): void {
+    if (this.runner) void this.tick();
+  }
+
+  /** Fires what is due, then arms the timer for the soonest recall not yet in flight. */
+  private async tick(): Promise<void> {
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      do {
+        this.tickAgain = false;
+        await this.fireDue();
+      } while (this.tickAgain && this.runner);
+      await this.arm();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'recall scheduler failed; retrying in a minute');
+      this.setTimer(60_000);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async fireDue(): Promise<void> {
+    for (;;) {
+      if (!this.runner) return;
+      const now = this.clock.now().getTime();
+      const due = (await this.deps.store.soonest(this.inFlight.size + BATCH)).filter(
+        (r) => !this.inFlight.has(r.id) && Date.parse(r.next_run_at ?? '') <= now,
+      );
+      if (due.length === 0) return;
+      for (const recall of due) this.fire(recall);
+    }
+  }
+
+  private async arm(): Promise<void> {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    if (!this.runner) return;
+    const soonest = (await this.deps.store.soonest(this.inFlight.size + 1)).find(
+      (r) => !this.inFlight.has(r.id),
+    );
+    if (!soonest?.next_run_at) return;
+    this.setTimer(Date.parse(soonest.next_run_at) - this.clock.now().getTime());
+  }
+
+  private setTimer(ms: number): void {
+    this.cancelTimer?.();
+    this.cancelTimer = this.clock.setTimer(() => void this.tick(), Math.max(0, ms));
+  }
+
+  private fire(recall: RecallRecord): void {
+    this.inFlight.add(recall.id);
+    this.attempt(recall).catch((err: unknown) => {
+      this.inFlight.delete(recall.id);
+      this.deps.logger.error({ err, recall_id: recall.id }, 'recall could not be fired');
+    });
+  }
+
+  private async attempt(seen: RecallRecord): Promise<void> {
+    const runner = this.runner;
+    const current = await this.deps.store.get(seen.id);
+    // Cancelled, skipped or deleted with its session while it waited: nothing to run.
+    if (!runner || !current || current.status !== 'active' || current.next_run_at !== seen.next_run_at) {
+      this.inFlight.delete(seen.id);
+      this.kick();
+      return;
+    }
+    const due = new Date(current.next_run_at ?? 0);
+    const startAt = this.clock.now();
+    const late = startAt.getTime() - due.getTime();
+    const fire: RecallFire = {
+      recall_id: current.id,
+      session_id: current.session_id,
+      prompt: current.prompt,
+      chain: current.chain,
+      scheduled_for: due.toISOString(),
+      ...(late > (this.deps.lateAfterMs ?? 5000) ? { late_ms: late } : {}),
+    };
+    const started = runner.start(fire);
+    if (started.kind === 'closed') {
+      this.inFlight.delete(current.id);
+      return;
+    }
+    if (started.kind === 'busy') {
+      this.deps.logger.info(
+        { recall_id: current.id, session_id: current.session_id },
+        'recall waits for the session',
+      );
+      await started.idle.catch(() => undefined);
+      return this.attempt(seen);
+    }
+    const next = nextAfter(current.schedule, due, startAt);
+    await this.deps.store.update(current.id, {
+      status: next ? 'active' : 'done',
+      next_run_at: next ? next.toISOString() : null,
+      last_run_at: startAt.toISOString(),
+      run_count: current.run_count + 1,
+    });
+    this.inFlight.delete(current.id);
+    this.kick();
+    const outcome = await started.done;
+    await this.deps.store.update(current.id, { last_outcome: outcome });
+  }
+}
