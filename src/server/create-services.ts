@@ -16,6 +16,7 @@ import { createBackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
 import { naviPathGuard } from '../machine/fs/navi-paths.js';
 import { BwrapSandbox } from '../machine/sandbox/bwrap.js';
+import { ProcessManager } from '../machine/sandbox/process-manager.js';
 import { ScratchDirs } from '../machine/sandbox/scratch-dirs.js';
 import { SshHostsFile } from '../machine/ssh/hosts-file.js';
 import { SshPool } from '../machine/ssh/ssh-pool.js';
@@ -35,9 +36,11 @@ import { createFilesystemTool } from '../tools/builtin/filesystem.js';
 import { createImageViewTool } from '../tools/builtin/image-view.js';
 import { createCoreTools } from '../tools/builtin/index.js';
 import { createMemoryTool } from '../tools/builtin/memory.js';
+import { createProcessTool } from '../tools/builtin/process.js';
 import { createRecallTools } from '../tools/builtin/recall-tools.js';
 import { createShareFileTool } from '../tools/builtin/share-file.js';
 import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
+import { createSystemInfoTool } from '../tools/builtin/system-info.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
 import { ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -152,9 +155,16 @@ export async function createServices(
   const sshHosts = new SshHostsFile(settings.SSH_HOSTS_FILE);
   // One guard for every tool that touches files: private data hidden, control folders read-only.
   const guard = naviPathGuard(settings, process.cwd(), await sshHosts.keyPaths());
+  // Background processes of every session: ended with their session and when Navi stops.
+  const processes = new ProcessManager({
+    maxRunning: settings.PROCESS_MAX_RUNNING,
+    outputMaxBytes: settings.PROCESS_OUTPUT_MAX_BYTES,
+  });
   const builtins: ToolDefinition[] = [
     createFilesystemTool({ settings, guard }),
     createTerminalTool({ settings, networkAllowed, guard, sandbox, hosts: sshHosts }),
+    createProcessTool({ settings, networkAllowed, guard, sandbox, hosts: sshHosts, manager: processes }),
+    createSystemInfoTool({ settings }),
     createCodeExecTool({ settings, networkAllowed, scratch, sandbox, hosts: sshHosts }),
     createImageViewTool({ settings, guard }),
     createSshExecTool({ settings, pool: sshPool, guard, hosts: sshHosts }),
@@ -212,10 +222,12 @@ export async function createServices(
         .processStaleSessions()
         .catch((err: unknown) => logger.warn({ err }, 'memory extraction failed'));
     },
+    onSessionDeleted: (sessionId) => processes.killOwner(sessionId),
     mcp,
     recalls,
     reloadTools,
     close: async () => {
+      await processes.close();
       recalls.stop();
       sshPool.closeAll();
       await mcp.close();

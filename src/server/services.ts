@@ -54,6 +54,8 @@ export interface NaviServices {
   mcp?: McpManager;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */
   onSessionCreated?(sessionId: string): void;
+  /** Called once a session is deleted: ends what still runs for it (its background processes). */
+  onSessionDeleted?(sessionId: string): Promise<void>;
   /** Stops background work and closes stores, MCP servers and child processes. */
   close(): Promise<void>;
 }

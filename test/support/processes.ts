@@ -1,5 +1,5 @@
 /** Checks on processes the tests started. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Whether `pid` no longer runs. A killed grandchild is re-parented to PID 1, which in some
@@ -18,4 +18,40 @@ export function processGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** Live (not zombie) members of process group `pgid`, read from /proc. */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command name: state, ppid, pgrp.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return members;
+}
+
+/**
+ * Whether nothing of process group `pgid` runs any more: `kill(-pgid, 0)` fails with ESRCH, or
+ * only zombies are left (an orphan re-parented to a PID 1 that never reaps stays a zombie).
+ */
+export function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    throw err;
+  }
+  return groupMembers(pgid).length === 0;
+}
+
+/** Resolves once `check` holds, polling; the test's own time limit bounds the wait. */
+export async function eventually(check: () => boolean | Promise<boolean>, pollMs = 25): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, pollMs));
 }

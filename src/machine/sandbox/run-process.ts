@@ -26,6 +26,11 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Bytes kept per stream; what comes after is dropped (and counted). Default 1 MiB. */
   maxOutputBytes?: number;
+  /**
+   * Sees every chunk of output as it arrives, in arrival order across both streams (a caller
+   * that keeps the output itself passes `maxOutputBytes: 0` so nothing is kept twice).
+   */
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void;
   /** Kill the process as soon as a stream exceeds `maxOutputBytes`. */
   killOnOverflow?: boolean;
   /** Time between SIGTERM and SIGKILL when the group is stopped. Default 0: SIGKILL at once. */
@@ -99,12 +104,13 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
     let timer: NodeJS.Timeout | undefined;
     const setupStop = new AbortController();
 
-    const stop = () => {
+    /** `now`: SIGKILL at once, whatever the grace (a program that must never start). */
+    const stop = (now = false) => {
       setupStop.abort();
-      if (stopping || child.pid === undefined) return;
+      if ((stopping && !now) || child.pid === undefined) return;
       stopping = true;
       const pid = child.pid;
-      if (grace <= 0) {
+      if (grace <= 0 || now) {
         if (!killGroup(pid, 'SIGKILL')) child.kill('SIGKILL');
         return;
       }
@@ -125,7 +131,8 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
       dropTimer.unref();
     };
 
-    const collect = (out: CappedOutput) => (chunk: Buffer) => {
+    const collect = (out: CappedOutput, stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+      options.onOutput?.(chunk, stream);
       if (out.push(chunk)) return;
       outputLimitHit = true;
       if (options.killOnOverflow) {
@@ -133,8 +140,8 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
         dropPipesIfStopped();
       }
     };
-    child.stdout?.on('data', collect(stdout));
-    child.stderr?.on('data', collect(stderr));
+    child.stdout?.on('data', collect(stdout, 'stdout'));
+    child.stderr?.on('data', collect(stderr, 'stderr'));
     if (child.stdin) {
       // EPIPE when the program exits without reading its input is expected, not a failure.
       child.stdin.on('error', () => {});
@@ -149,7 +156,9 @@ export function runProcess(options: RunProcessOptions): Promise<RunProcessResult
         },
         (err: unknown) => {
           setupError = err instanceof Error ? err.message : String(err);
-          stop();
+          // Before the fds close below: bwrap takes the end of its block fd as the go-ahead,
+          // so a program given a grace could start with its network not fenced in.
+          stop(true);
         },
       )
       .finally(() => {

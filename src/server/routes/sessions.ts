@@ -130,6 +130,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       }
       await services.sessions.delete(session.id);
       await files.removeSession(session.id);
+      await services.onSessionDeleted?.(session.id);
       reply.code(204);
     },
   );
