@@ -202,6 +202,20 @@ describe('process: limits', () => {
     expect(last.output).toContain('b'.repeat(50));
   });
 
+  it('reads no more than the executor would let through, so nothing is cut unseen', async () => {
+    const { call } = setup();
+    const ctx = makeCtx({ settings: testSettings({ TOOL_MAX_OUTPUT_CHARS: '1500' }) });
+    const id = idOf(await call({ action: 'start', command: "head -c 1800 /dev/zero | tr '\\0' c" }, ctx));
+    await eventually(
+      async () => (await call({ action: 'status', process_id: id }, ctx)).metadata?.state === 'exited',
+    );
+    const first = await call({ action: 'output', process_id: id }, ctx);
+    expect(first.output.length).toBeLessThan(1500);
+    expect(first.metadata).toMatchObject({ remaining: 1300 });
+    const second = await call({ action: 'output', process_id: id }, ctx);
+    expect(second.metadata).toMatchObject({ remaining: 800 });
+  });
+
   it('refuses to start beyond PROCESS_MAX_RUNNING, across sessions, and says how to free a slot', async () => {
     const { call } = setup({ PROCESS_MAX_RUNNING: '2' });
     const a = makeCtx({ sessionId: 'a' });

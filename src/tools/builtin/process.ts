@@ -32,7 +32,10 @@ export interface ProcessToolDeps {
   hosts?: SshHostsFile;
   bashPath?: string;
   env?: NodeJS.ProcessEnv;
-  /** Output handed back by one `output` call, at most. Default 30 000 bytes. */
+  /**
+   * Output handed back by one `output` call, at most. Default 30 000 bytes; less when
+   * TOOL_MAX_OUTPUT_CHARS (from the call's settings) would cut the answer.
+   */
   readMaxBytes?: number;
   /** Longest command line accepted. Default 10 000 characters. */
   maxCommandChars?: number;
@@ -133,7 +136,10 @@ export function createProcessTool(deps: ProcessToolDeps): TypedTool<typeof param
   function output(p: Params, ctx: ToolContext): ToolResult {
     const found = lookUp(p, ctx);
     if ('error' in found) return found.error;
-    const read = manager.read(ctx.sessionId, found.info.id, readMax);
+    // What the executor would cut from the answer must stay in the ring for the next read.
+    const toolMax = ctx.settings?.TOOL_MAX_OUTPUT_CHARS;
+    const cap = toolMax === undefined ? readMax : Math.min(readMax, Math.max(64, toolMax - 1000));
+    const read = manager.read(ctx.sessionId, found.info.id, cap);
     if (!read) return fail(`No process "${found.info.id}" in this conversation.`);
     const { info } = read;
     const head = `${info.id}: ${stateLine(info)}`;
