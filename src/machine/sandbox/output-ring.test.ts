@@ -61,3 +61,15 @@ describe('OutputRing', () => {
     expect(() => new OutputRing(1.5)).toThrow(RangeError);
   });
 });
+
+describe('OutputRing growth', () => {
+  it('grows only as output arrives, and wraps the same way once full', () => {
+    const ring = new OutputRing(100_000);
+    const text = Array.from({ length: 15_000 }, (_, i) => `line ${i}\n`).join('');
+    for (let at = 0; at < text.length; at += 777) ring.write(bytes(text.slice(at, at + 777)));
+    const read = ring.read(1_000_000);
+    expect(read.dropped).toBeGreaterThan(0);
+    expect(read.dropped).toBe(text.length - 100_000);
+    expect(read.text).toBe(text.slice(text.length - 100_000));
+  });
+});

@@ -13,8 +13,11 @@ export interface RingRead {
   remaining: number;
 }
 
+/** Bytes allocated at first; the buffer grows to the capacity only for programs that print that much. */
+const INITIAL_BYTES = 16 * 1024;
+
 export class OutputRing {
-  private readonly buffer: Buffer;
+  private buffer: Buffer;
   /** Bytes ever written; the ring holds the last `min(written, capacity)` of them. */
   private written = 0;
   /** Absolute offset up to which the reader has read. */
@@ -24,7 +27,7 @@ export class OutputRing {
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError('capacity must be a positive integer');
-    this.buffer = Buffer.alloc(capacity);
+    this.buffer = Buffer.alloc(Math.min(capacity, INITIAL_BYTES));
   }
 
   /** Bytes written so far, kept or not. */
@@ -38,6 +41,7 @@ export class OutputRing {
   }
 
   write(chunk: Buffer): void {
+    this.growFor(chunk.length);
     // Only the tail of a chunk larger than the ring can survive.
     const part = chunk.length > this.capacity ? chunk.subarray(chunk.length - this.capacity) : chunk;
     const skipped = chunk.length - part.length;
@@ -69,6 +73,19 @@ export class OutputRing {
     const text = this.slice(start, end).toString('utf8');
     this.readTo = end;
     return { text, dropped, remaining: this.written - end };
+  }
+
+  /**
+   * Until the ring first fills, bytes lie at their own offset; a buffer still short of the
+   * capacity grows (doubling) before a write would pass its end, so the ring only ever wraps at
+   * the full capacity.
+   */
+  private growFor(incoming: number): void {
+    const needed = Math.min(this.capacity, this.written + incoming);
+    if (needed <= this.buffer.length) return;
+    const grown = Buffer.alloc(Math.min(this.capacity, Math.max(needed, this.buffer.length * 2)));
+    this.buffer.copy(grown, 0, 0, this.written);
+    this.buffer = grown;
   }
 
   private byteAt(offset: number): number {
