@@ -108,7 +108,7 @@ export class Agent implements AgentApi {
     emit({
       type: 'stream_start',
       trigger: input.trigger,
-      ...(input.recall ? { recall_id: input.recall.recall_id } : {}),
+      ...(input.recall ? { ...recallStamp(input.recall), prompt: input.content } : {}),
     });
     // The previous run's post-turn compression may still rewrite this session's context.
     await this.postTurn.get(sessionId);

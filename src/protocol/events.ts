@@ -19,8 +19,19 @@ export type RunTrigger = 'user' | 'form' | 'recall';
 export type ToolArgs = Record<string, unknown>;
 
 export type AgentEvent =
-  /** `recall_id` names the recall that started the run, when `trigger` is `recall`. */
-  | { type: 'stream_start'; trigger: RunTrigger; recall_id?: string }
+  /**
+   * When `trigger` is `recall`: `recall_id` names the recall, `prompt` is the prompt it runs (no
+   * client sent it, so a client shows it from here), `scheduled_for` (ISO) when it was due and
+   * `late_ms` how late it started, when it was late (the stored prompt's `recall` stamp).
+   */
+  | {
+      type: 'stream_start';
+      trigger: RunTrigger;
+      recall_id?: string;
+      prompt?: string;
+      scheduled_for?: string;
+      late_ms?: number;
+    }
   | { type: 'thinking_delta'; delta: string; turn?: number }
   | { type: 'thinking_end'; turn?: number }
   | {

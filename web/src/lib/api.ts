@@ -7,6 +7,8 @@ import type {
   ErrorBody,
   PairReply,
   ProfileSummary,
+  RecallList,
+  RecallSummary,
   SessionDetail,
   SessionMessage,
   SessionSummary,
@@ -84,6 +86,18 @@ export const api = {
   deleteSession: (id: string) => request<void>('DELETE', `/sessions/${encodeURIComponent(id)}`),
   listProfiles: () => request<ProfileSummary[]>('GET', '/agents/profiles'),
   stopRun: (id: string) => request<{ stopped: boolean }>('POST', `/sessions/${encodeURIComponent(id)}/stop`),
+  listRecalls: (id: string) => request<RecallList>('GET', `/sessions/${encodeURIComponent(id)}/recalls`),
+  // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
+  cancelRecall: (id: string, recallId: string) =>
+    request<{ recall: RecallSummary }>(
+      'DELETE',
+      `/sessions/${encodeURIComponent(id)}/recalls/${encodeURIComponent(recallId)}`,
+    ),
+  skipRecall: (id: string, recallId: string) =>
+    request<{ recall: RecallSummary }>(
+      'POST',
+      `/sessions/${encodeURIComponent(id)}/recalls/${encodeURIComponent(recallId)}/skip`,
+    ),
   login: (token: string) => request<unknown>('POST', '/auth/login', { token }),
   authStatus: () => request<AuthStatus>('GET', '/auth/status'),
   pair: (code: string) => request<PairReply>('POST', '/auth/pair', { code }),

@@ -1,5 +1,6 @@
 /** What the chat shows: one entry per bubble, card or notice, built from events or history. */
 import type { ToolArgs } from '@protocol/events.js';
+import type { RecallStamp } from '@protocol/rest.js';
 
 export interface UserEntry {
   kind: 'user';
@@ -8,6 +9,8 @@ export interface UserEntry {
   /** Image sources ready for `<img src>` (data: URIs). */
   images: string[];
   files: string[];
+  /** Set on the prompt of a run a recall started: nobody typed it, the agent scheduled it. */
+  recall?: RecallStamp;
 }
 
 export interface AssistantEntry {

@@ -35,6 +35,7 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         text: message.content ?? '',
         images: (message.images ?? []).map(imageSource),
         files: (message.attachments ?? []).map((file) => file.name),
+        ...(message.recall ? { recall: message.recall } : {}),
       });
     } else if (message.role === 'assistant') {
       if (message.thinking) {

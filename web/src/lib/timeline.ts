@@ -6,7 +6,8 @@
  * the reactive entries once per animation frame, so a fast stream costs one render per frame.
  */
 import type { ErrorCode } from '@protocol/error-codes.js';
-import type { RunTrigger, ServerEvent } from '@protocol/events.js';
+import type { ServerEvent } from '@protocol/events.js';
+import type { RecallStamp } from '@protocol/rest.js';
 import { reactive } from 'vue';
 import {
   type AssistantEntry,
@@ -15,12 +16,43 @@ import {
   newToolEntry,
   type ThinkingEntry,
   type ToolEntry,
+  type UserEntry,
 } from './entries.js';
+
+export type StreamStart = Extract<ServerEvent, { type: 'stream_start' }>;
+
+/** Whether a saved recall prompt is the one of the run `start` begins (one occurrence each). */
+function sameOccurrence(stamp: RecallStamp | undefined, start: StreamStart): boolean {
+  return (
+    stamp !== undefined && stamp.recall_id === start.recall_id && stamp.scheduled_for === start.scheduled_for
+  );
+}
+
+/** The bubble of a recall run's prompt, as the stored message shows it after a reload. */
+function recallPrompt(start: StreamStart): UserEntry {
+  const entry: UserEntry = {
+    kind: 'user',
+    key: newKey('user'),
+    text: start.prompt ?? '',
+    images: [],
+    files: [],
+  };
+  if (start.recall_id !== undefined && start.scheduled_for !== undefined) {
+    entry.recall = {
+      recall_id: start.recall_id,
+      scheduled_for: start.scheduled_for,
+      ...(start.late_ms !== undefined ? { late_ms: start.late_ms } : {}),
+    };
+  }
+  return entry;
+}
 
 export interface TimelineState {
   entries: ChatEntry[];
   running: boolean;
   runId: string | null;
+  /** The recall that started the run in progress, if a recall did. */
+  recallId: string | null;
   contextTokens: number | null;
   maxContextTokens: number | null;
   profileId: string | null;
@@ -67,6 +99,7 @@ export class Timeline {
     entries: [],
     running: false,
     runId: null,
+    recallId: null,
     contextTokens: null,
     maxContextTokens: null,
     profileId: null,
@@ -96,6 +129,7 @@ export class Timeline {
     this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
     this.state.running = false;
     this.state.runId = null;
+    this.state.recallId = null;
   }
 
   /** Adds an entry created by this client (the user's own message). */
@@ -108,11 +142,20 @@ export class Timeline {
   /**
    * A run this client did not see start is being replayed from its first event, and the
    * history already holds what that run saved so far: drop that part, the replay rebuilds it.
-   * A user's run starts after its user message; a form or recall run has none, so its part is
+   * A user's run starts after its user message; a recall run at its saved prompt, which the
+   * replayed `stream_start` shows again; a form run has no message of its own, so its part is
    * what follows the last finished answer.
    */
-  dropUnfinishedRun(trigger: RunTrigger): void {
+  dropUnfinishedRun(start: StreamStart): void {
     const entries = this.state.entries;
+    const trigger = start.trigger;
+    if (trigger === 'recall') {
+      const prompt = entries.findLastIndex((e) => e.kind === 'user' && sameOccurrence(e.recall, start));
+      if (prompt >= 0) {
+        entries.splice(prompt);
+        return;
+      }
+    }
     let i = entries.length - 1;
     for (; i >= 0; i -= 1) {
       const entry = entries[i];
@@ -140,10 +183,13 @@ export class Timeline {
         this.flush();
         this.state.running = true;
         this.state.runId = event.run_id ?? null;
+        this.state.recallId = event.recall_id ?? null;
         this.thinking = null;
         this.shownThinking = null;
         this.shownTurn = undefined;
         this.answer = null;
+        // Nobody sent a recall's prompt from a client: the event brings it, to show as its bubble.
+        if (event.trigger === 'recall' && event.prompt !== undefined) this.push(recallPrompt(event));
         break;
       case 'thinking_delta': {
         if (!this.thinking || this.thinking.done) {
@@ -386,6 +432,7 @@ export class Timeline {
       if (card.confirm === 'pending') card.confirm = null;
     }
     this.state.running = false;
+    this.state.recallId = null;
   }
 
   /** The final answer is already shown when nothing came after the last answer bubble. */
