@@ -36,11 +36,14 @@ describe('parseDuration', () => {
     expect(parseDuration(30)).toEqual({ ms: 30_000 });
   });
 
-  it.each(['soon', '10 fortnights', '5m extra', '', 'P', 'PT'])('refuses %j with the forms it reads', (text) => {
-    const parsed = parseDuration(text);
-    expect(parsed).toHaveProperty('error');
-    expect((parsed as { error: string }).error).toMatch(/"90s"/);
-  });
+  it.each(['soon', '10 fortnights', '5m extra', '', 'P', 'PT'])(
+    'refuses %j with the forms it reads',
+    (text) => {
+      const parsed = parseDuration(text);
+      expect(parsed).toHaveProperty('error');
+      expect((parsed as { error: string }).error).toMatch(/"90s"/);
+    },
+  );
 
   it('refuses negative and infinite numbers', () => {
     expect(parseDuration(-5)).toHaveProperty('error');
@@ -63,11 +66,13 @@ describe('parseWhen', () => {
   });
 
   it('reads a wall-clock time in the given zone, and an offset as given', () => {
-    expect(ok({ type: 'once', at: '2026-12-01T09:00', timezone: 'America/New_York' }).next.toISOString()).toBe(
-      '2026-12-01T14:00:00.000Z',
-    );
+    expect(
+      ok({ type: 'once', at: '2026-12-01T09:00', timezone: 'America/New_York' }).next.toISOString(),
+    ).toBe('2026-12-01T14:00:00.000Z');
     expect(ok({ type: 'once', at: '2026-12-01T09:00' }).next.toISOString()).toBe('2026-12-01T08:00:00.000Z');
-    expect(ok({ type: 'once', at: '2026-12-01T09:00+0530' }).next.toISOString()).toBe('2026-12-01T03:30:00.000Z');
+    expect(ok({ type: 'once', at: '2026-12-01T09:00+0530' }).next.toISOString()).toBe(
+      '2026-12-01T03:30:00.000Z',
+    );
     expect(ok({ type: 'once', at: '2026-12-01 09:00Z' }).next.toISOString()).toBe('2026-12-01T09:00:00.000Z');
   });
 
@@ -92,8 +97,12 @@ describe('parseWhen', () => {
   });
 
   it('treats empty fields as absent and refuses fields of another type', () => {
-    expect(ok({ type: 'once', delay: '1m', cron: '', every: null }).next.getTime()).toBe(now.getTime() + 60_000);
-    expect(error({ type: 'once', delay: '1m', cron: '* * * * *' })).toMatch(/when.cron does not apply to type "once"/);
+    expect(ok({ type: 'once', delay: '1m', cron: '', every: null }).next.getTime()).toBe(
+      now.getTime() + 60_000,
+    );
+    expect(error({ type: 'once', delay: '1m', cron: '* * * * *' })).toMatch(
+      /when.cron does not apply to type "once"/,
+    );
   });
 
   it('refuses unknown types and time zones', () => {
@@ -167,8 +176,12 @@ describe('nextAfter', () => {
 describe('describeSchedule', () => {
   it('says each kind in words', () => {
     expect(describeSchedule({ kind: 'recurring', every_ms: 7_200_000 }, zone)).toBe('every 2 hours');
-    expect(describeSchedule({ kind: 'once', at: '2026-12-01T08:00:00.000Z' }, zone)).toBe('once, at Tue, 1 Dec 2026, 09:00 CET');
-    expect(describeSchedule({ kind: 'recurring', cron: '0 9 * * *', timezone: 'UTC' }, zone)).toContain('"0 9 * * *" (UTC)');
+    expect(describeSchedule({ kind: 'once', at: '2026-12-01T08:00:00.000Z' }, zone)).toBe(
+      'once, at Tue, 1 Dec 2026, 09:00 CET',
+    );
+    expect(describeSchedule({ kind: 'recurring', cron: '0 9 * * *', timezone: 'UTC' }, zone)).toContain(
+      '"0 9 * * *" (UTC)',
+    );
     expect(describeSchedule({ kind: 'immediate' }, zone)).toMatch(/as soon as/);
   });
 });

@@ -203,11 +203,12 @@ export class RecallScheduler implements RecallService {
     }
     this.ticking = true;
     try {
+      // A change during either step (a run started, a recall scheduled) asks for another pass.
       do {
         this.tickAgain = false;
         await this.fireDue();
+        await this.arm();
       } while (this.tickAgain && this.runner);
-      await this.arm();
     } catch (err) {
       this.deps.logger.error({ err }, 'recall scheduler failed; retrying in a minute');
       this.setTimer(60_000);
@@ -216,15 +217,23 @@ export class RecallScheduler implements RecallService {
     }
   }
 
+  /** Fires each recall due now once; one that cannot start stays due for a later pass. */
   private async fireDue(): Promise<void> {
+    const now = this.clock.now().getTime();
+    const fired = new Set<string>();
     for (;;) {
       if (!this.runner) return;
-      const now = this.clock.now().getTime();
-      const due = (await this.deps.store.soonest(this.inFlight.size + BATCH)).filter(
-        (r) => !this.inFlight.has(r.id) && Date.parse(r.next_run_at ?? '') <= now,
+      const limit = this.inFlight.size + fired.size + BATCH;
+      const soonest = await this.deps.store.soonest(limit);
+      const due = soonest.filter(
+        (r) => !this.inFlight.has(r.id) && !fired.has(r.id) && Date.parse(r.next_run_at ?? '') <= now,
       );
-      if (due.length === 0) return;
-      for (const recall of due) this.fire(recall);
+      for (const recall of due) {
+        fired.add(recall.id);
+        this.fire(recall);
+      }
+      // A short page means every active recall was seen.
+      if (due.length === 0 || soonest.length < limit) return;
     }
   }
 
@@ -274,7 +283,9 @@ export class RecallScheduler implements RecallService {
     };
     const started = runner.start(fire);
     if (started.kind === 'closed') {
+      // The server is closing: nothing more can run, so firing stops until the next start.
       this.inFlight.delete(current.id);
+      if (this.runner === runner) this.stop();
       return;
     }
     if (started.kind === 'busy') {

@@ -19,7 +19,10 @@ export type RecallStart =
   | { kind: 'started'; done: Promise<RecallOutcome> }
   /** The session is in a run; `idle` resolves when that run has ended. */
   | { kind: 'busy'; idle: Promise<void> }
-  /** No run can start (the server is shutting down): the recall stays due for the next start. */
+  /**
+   * No run can start any more (the server is shutting down): the recall stays due, and the
+   * scheduler stops until it is started again.
+   */
   | { kind: 'closed' };
 
 /** Starts recall runs: the server's run registry, seen from the scheduler. */
