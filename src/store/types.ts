@@ -4,13 +4,7 @@
  * (docs/architecture.md#storage). Every method is async for that reason, even where SQLite
  * answers synchronously.
  */
-import type {
-  RecallOutcome,
-  RecallSchedule,
-  RecallStatus,
-  SessionMessage,
-  SessionSummary,
-} from '../protocol/rest.js';
+import type { RecallSummary, SessionMessage, SessionSummary } from '../protocol/rest.js';
 
 export type SessionRecord = SessionSummary;
 export type StoredMessage = SessionMessage;
@@ -136,20 +130,7 @@ export interface ConsentStore {
 }
 
 /** A stored recall: everything of `RecallSummary` but its description in words. */
-export interface RecallRecord {
-  id: string;
-  session_id: string;
-  prompt: string;
-  schedule: RecallSchedule;
-  status: RecallStatus;
-  /** ISO UTC; null once the recall no longer fires. */
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_outcome: RecallOutcome | null;
-  run_count: number;
-  chain: number;
-  created_at: string;
-}
+export type RecallRecord = Omit<RecallSummary, 'description'>;
 
 export type RecallPatch = Partial<
   Pick<RecallRecord, 'status' | 'next_run_at' | 'last_run_at' | 'last_outcome' | 'run_count'>

@@ -6,32 +6,20 @@
  * and the call (the tool's time limit does not apply to them) and end with the session or Navi.
  */
 import { z } from 'zod';
-import type { PathGuard } from '../../machine/fs/path-guard.js';
 import { BwrapSandbox } from '../../machine/sandbox/bwrap.js';
 import type { ProcessInfo, ProcessManager } from '../../machine/sandbox/process-manager.js';
 import { setupFailure } from '../../machine/sandbox/sandbox-launch.js';
-import type { NetworkHelpers } from '../../machine/sandbox/sandbox-network.js';
-import { ShellLauncher, type ShellSettings } from '../../machine/sandbox/shell-launch.js';
+import { ShellLauncher } from '../../machine/sandbox/shell-launch.js';
 import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok, type ToolContext, type ToolResult } from '../types.js';
+import type { TerminalToolDeps } from './terminal.js';
 
-export interface ProcessToolDeps {
-  settings: ShellSettings;
-  /** The working folder goes through it; the guard every file tool shares. */
-  guard: PathGuard;
+/** What `process` shares with `terminal` (settings, guard, sandbox, network), plus its own. */
+export interface ProcessToolDeps
+  extends Omit<TerminalToolDeps, 'defaultTimeoutMs' | 'maxTimeoutMs' | 'maxOutputBytes'> {
   /** The one manager of Navi's background processes. */
   manager: ProcessManager;
-  /** Whether the profile may use the network (profile `network_access`); default: no network. */
-  networkAllowed?: (profileId: string) => boolean;
-  networkHelpers?: NetworkHelpers | { missing: string[] };
-  hiddenPaths?: readonly string[];
-  bwrapPath?: string;
-  /** Probe results and warnings, shared with terminal and code_exec; a fresh one when absent. */
-  sandbox?: BwrapSandbox;
-  hosts?: SshHostsFile;
-  bashPath?: string;
-  env?: NodeJS.ProcessEnv;
   /**
    * Output handed back by one `output` call, at most. Default 30 000 bytes; less when
    * TOOL_MAX_OUTPUT_CHARS (from the call's settings) would cut the answer.
