@@ -232,43 +232,43 @@ describe.skipIf(!needsProgram('dovecot', 'gmail tool against a real IMAP server'
     });
 
     it('gives up on a server that never answers, and a stop closes the connection', async () => {
-    const sockets: Socket[] = [];
-    const closed: Promise<void>[] = [];
-    const silent = createServer((socket) => {
-      sockets.push(socket);
-      closed.push(new Promise((resolve) => socket.on('close', () => resolve())));
-      socket.on('error', () => {});
+      const sockets: Socket[] = [];
+      const closed: Promise<void>[] = [];
+      const silent = createServer((socket) => {
+        sockets.push(socket);
+        closed.push(new Promise((resolve) => socket.on('close', () => resolve())));
+        socket.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const port = (silent.address() as AddressInfo).port;
+      try {
+        const late = await gmail.call(
+          { action: 'list_labels' },
+          { settings: { GMAIL_IMAP_PORT: String(port), GMAIL_TIMEOUT_MS: '1000' } },
+        );
+        expect(late.success).toBe(false);
+        expect(late.output).toContain(`The IMAP server 127.0.0.1:${port} did not answer within 1000 ms`);
+        expect(late.output).toContain('GMAIL_TIMEOUT_MS');
+
+        const stop = new AbortController();
+        const call = gmail.call(
+          { action: 'list_labels' },
+          // Its own limit is far away: only the stop can end the connection within the test.
+          { settings: { GMAIL_IMAP_PORT: String(port), GMAIL_TIMEOUT_MS: '600000' }, signal: stop.signal },
+        );
+        await vi.waitUntil(() => sockets.length === 2);
+        stop.abort();
+        const stopped = await call;
+        expect(stopped).toMatchObject({ success: false, metadata: { refused: 'stopped' } });
+        // The tool itself let go of the connection: the server sees it closed.
+        await Promise.all(closed);
+      } finally {
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((resolve) => silent.close(() => resolve()));
+      }
     });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const port = (silent.address() as AddressInfo).port;
-    try {
-      const late = await gmail.call(
-        { action: 'list_labels' },
-        { settings: { GMAIL_IMAP_PORT: String(port), GMAIL_TIMEOUT_MS: '1000' } },
-      );
-      expect(late.success).toBe(false);
-      expect(late.output).toContain(`The IMAP server 127.0.0.1:${port} did not answer within 1000 ms`);
-      expect(late.output).toContain('GMAIL_TIMEOUT_MS');
 
-      const stop = new AbortController();
-      const call = gmail.call(
-        { action: 'list_labels' },
-        // Its own limit is far away: only the stop can end the connection within the test.
-        { settings: { GMAIL_IMAP_PORT: String(port), GMAIL_TIMEOUT_MS: '600000' }, signal: stop.signal },
-      );
-      await vi.waitUntil(() => sockets.length === 2);
-      stop.abort();
-      const stopped = await call;
-      expect(stopped).toMatchObject({ success: false, metadata: { refused: 'stopped' } });
-      // The tool itself let go of the connection: the server sees it closed.
-      await Promise.all(closed);
-    } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => silent.close(() => resolve()));
-    }
-  });
-
-  it('explains TLS spoken to a plain port', async () => {
+    it('explains TLS spoken to a plain port', async () => {
       const result = await gmail.call({ action: 'list_labels' }, { settings: { GMAIL_IMAP_TLS: 'true' } });
       expect(result.success).toBe(false);
       expect(result.output).toContain('GMAIL_IMAP_TLS');
