@@ -38,7 +38,7 @@ const BATCH = 50;
 
 export class RecallScheduler implements RecallService {
   private readonly clock: RecallClock;
-  private readonly zone: string;
+  readonly timeZone: string;
   private readonly newId: () => string;
   private runner: RecallRunner | undefined;
   private cancelTimer: (() => void) | undefined;
@@ -49,7 +49,7 @@ export class RecallScheduler implements RecallService {
 
   constructor(private readonly deps: RecallSchedulerDeps) {
     this.clock = deps.clock ?? systemClock;
-    this.zone = deps.timeZone ?? localTimeZone();
+    this.timeZone = deps.timeZone ?? localTimeZone();
     this.newId = deps.newId ?? randomUUID;
   }
 
@@ -97,7 +97,7 @@ export class RecallScheduler implements RecallService {
       };
     }
     const now = this.clock.now();
-    const parsed = parseWhen(request.when, now, this.zone);
+    const parsed = parseWhen(request.when, now, this.timeZone);
     if ('error' in parsed) return { ok: false, error: parsed.error };
     const record: RecallRecord = {
       id: this.newId(),
@@ -152,7 +152,7 @@ export class RecallScheduler implements RecallService {
 
   /** The stored recall with its schedule in words. */
   summary(record: RecallRecord): RecallSummary {
-    return { ...record, description: describeSchedule(record.schedule, this.zone) };
+    return { ...record, description: describeSchedule(record.schedule, this.timeZone) };
   }
 
   private async activeRecall(

@@ -44,6 +44,8 @@ export type RecallChange =
 
 /** The recall operations tools and REST routes use; the scheduler implements them. */
 export interface RecallService {
+  /** The zone times are read and shown in when a recall names none. */
+  readonly timeZone: string;
   schedule(
     request: ScheduleRequest,
   ): Promise<{ ok: true; recall: RecallSummary } | { ok: false; error: string }>;

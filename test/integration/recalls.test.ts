@@ -126,7 +126,8 @@ describe('recalls fire at the right times', () => {
     expect(scheduled).toMatch(
       /^Scheduled\.\nRecall [0-9a-f-]{36} \(active\): once, at Wed, 25 Nov 2026, 15:00 CET/,
     );
-    expect(scheduled).toContain('in 2 hours');
+    // The next run is shown in the same zone as the schedule (Navi's, here Europe/Berlin).
+    expect(scheduled).toContain('next run: Wed, 25 Nov 2026, 15:00 CET, in 2 hours');
 
     const [recall] = await recalls(id);
     expect(recall).toMatchObject({

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { RecallSummary } from '../../protocol/rest.js';
 import { formatDuration } from '../../recall/duration.js';
-import { describeTime, localTimeZone, zoneOf } from '../../recall/schedule.js';
+import { describeTime, zoneOf } from '../../recall/schedule.js';
 import type { RecallService } from '../../recall/types.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok, type ToolContext, type ToolResult } from '../types.js';
@@ -60,9 +60,9 @@ const manageParameters = z.strictObject({
     .describe('For cancel and skip: the recall id (or its first 8 characters).'),
 });
 
-/** One recall in the words the model reads. */
-export function describeRecall(recall: RecallSummary, now: Date): string {
-  const zone = zoneOf(recall.schedule, localTimeZone());
+/** One recall in the words the model reads; times in its own zone, else `defaultZone`. */
+export function describeRecall(recall: RecallSummary, now: Date, defaultZone: string): string {
+  const zone = zoneOf(recall.schedule, defaultZone);
   const lines = [`Recall ${recall.id} (${recall.status}): ${recall.description}`];
   if (recall.next_run_at) {
     const next = new Date(recall.next_run_at);
@@ -119,7 +119,7 @@ export function createRecallTools(
         ...(ctx.recall ? { origin: ctx.recall } : {}),
       });
       if (!result.ok) return fail(result.error);
-      return ok(`Scheduled.\n${describeRecall(result.recall, now())}`, {
+      return ok(`Scheduled.\n${describeRecall(result.recall, now(), recalls.timeZone)}`, {
         recall_id: result.recall.id,
         next_run_at: result.recall.next_run_at,
       });
@@ -139,7 +139,7 @@ export function createRecallTools(
       if (params.action === 'list') {
         const list = await recalls.list(ctx.sessionId);
         if (list.length === 0) return ok('This session has no recalls.');
-        return ok(list.map((r) => describeRecall(r, now())).join('\n\n'));
+        return ok(list.map((r) => describeRecall(r, now(), recalls.timeZone)).join('\n\n'));
       }
       const id = params.recall_id?.trim();
       if (!id) return fail(`"${params.action}" needs "recall_id"; use action "list" to see the ids.`);
@@ -149,7 +149,7 @@ export function createRecallTools(
           : await recalls.skip(ctx.sessionId, id);
       if (!change.ok) return fail(change.message);
       const verb = params.action === 'cancel' ? 'Cancelled' : 'Skipped the next run';
-      return ok(`${verb}.\n${describeRecall(change.recall, now())}`);
+      return ok(`${verb}.\n${describeRecall(change.recall, now(), recalls.timeZone)}`);
     },
   });
   return [schedule, manage];
