@@ -9,8 +9,8 @@ import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
 import { type NaviPathSettings, naviControlFolders } from '../fs/navi-paths.js';
 import { type PathGuard, PathRefusedError } from '../fs/path-guard.js';
-import type { SshHostsFile } from '../ssh/hosts-file.js';
-import { type BwrapSandbox, naviPrivatePaths, safeEnv } from './bwrap.js';
+import { SshHostsFile } from '../ssh/hosts-file.js';
+import { BwrapSandbox, naviPrivatePaths, safeEnv } from './bwrap.js';
 import { checkCommandLine } from './command-check.js';
 import { homeFolders } from './credential-paths.js';
 import { type SandboxLaunch, sandboxLaunch } from './sandbox-launch.js';
@@ -26,10 +26,10 @@ export interface ShellLauncherDeps {
   settings: ShellSettings;
   /** The working folder goes through it; the composition root passes the guard all file tools share. */
   guard: PathGuard;
-  /** Probe results and warnings, shared by every sandboxed tool. */
-  sandbox: BwrapSandbox;
-  /** SSH_HOSTS_FILE, whose key files are hidden inside the sandbox. */
-  hosts: SshHostsFile;
+  /** Probe results and warnings, shared by every sandboxed tool; a fresh one when absent. */
+  sandbox?: BwrapSandbox;
+  /** SSH_HOSTS_FILE, whose key files are hidden inside the sandbox; a fresh reader when absent. */
+  hosts?: SshHostsFile;
   /** Replaces the search for slirp4netns, unshare, nsenter and ip (tests of a machine without them). */
   networkHelpers?: NetworkHelpers | { missing: string[] };
   /** Extra files hidden inside the sandbox (SSH keys…). */
@@ -64,12 +64,19 @@ export type ShellPlan =
       launch?: SandboxLaunch;
     };
 
-/** Plans bash command lines; one instance per tool, built from that tool's dependencies. */
+/**
+ * Plans bash command lines; one instance per tool, built from that tool's dependencies (a
+ * tool's own deps object fits as it is).
+ */
 export class ShellLauncher {
   private readonly restricted: boolean;
+  private readonly sandbox: BwrapSandbox;
+  private readonly hosts: SshHostsFile;
 
   constructor(private readonly deps: ShellLauncherDeps) {
     this.restricted = !deps.settings.TERMINAL_ALLOWED_COMMANDS.includes('*');
+    this.sandbox = deps.sandbox ?? new BwrapSandbox();
+    this.hosts = deps.hosts ?? new SshHostsFile(deps.settings.SSH_HOSTS_FILE);
   }
 
   /** The allowed programs, when TERMINAL_ALLOWED_COMMANDS restricts them. */
@@ -99,7 +106,7 @@ export class ShellLauncher {
       throw err;
     }
 
-    const sandbox = await this.deps.sandbox.decide(settings.NAVI_SANDBOX, this.deps.bwrapPath, request.log);
+    const sandbox = await this.sandbox.decide(settings.NAVI_SANDBOX, this.deps.bwrapPath, request.log);
     if (sandbox.use === 'refuse') return { ok: false, reason: sandbox.message };
     const hostEnv = this.deps.env ?? process.env;
     const env = safeEnv(hostEnv);
@@ -119,7 +126,7 @@ export class ShellLauncher {
           sessionFilesDir: settings.SESSION_FILES_DIR,
           sshHostsFile: settings.SSH_HOSTS_FILE,
           // The SSH keys ssh_exec uses are Navi's secrets too.
-          extra: [...(this.deps.hiddenPaths ?? []), ...(await this.deps.hosts.keyPaths())],
+          extra: [...(this.deps.hiddenPaths ?? []), ...(await this.hosts.keyPaths())],
         }),
         homes: homeFolders([hostEnv.HOME]),
         programs: [process.execPath],

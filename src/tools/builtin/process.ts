@@ -6,11 +6,9 @@
  * and the call (the tool's time limit does not apply to them) and end with the session or Navi.
  */
 import { z } from 'zod';
-import { BwrapSandbox } from '../../machine/sandbox/bwrap.js';
 import type { ProcessInfo, ProcessManager } from '../../machine/sandbox/process-manager.js';
 import { setupFailure } from '../../machine/sandbox/sandbox-launch.js';
 import { ShellLauncher } from '../../machine/sandbox/shell-launch.js';
-import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok, type ToolContext, type ToolResult } from '../types.js';
 import type { TerminalToolDeps } from './terminal.js';
@@ -44,17 +42,7 @@ export function createProcessTool(deps: ProcessToolDeps): TypedTool<typeof param
   const { manager } = deps;
   const readMax = deps.readMaxBytes ?? 30_000;
   const maxCommand = deps.maxCommandChars ?? 10_000;
-  const shell = new ShellLauncher({
-    settings: deps.settings,
-    guard: deps.guard,
-    sandbox: deps.sandbox ?? new BwrapSandbox(),
-    hosts: deps.hosts ?? new SshHostsFile(deps.settings.SSH_HOSTS_FILE),
-    ...(deps.networkHelpers ? { networkHelpers: deps.networkHelpers } : {}),
-    ...(deps.hiddenPaths ? { hiddenPaths: deps.hiddenPaths } : {}),
-    ...(deps.bwrapPath ? { bwrapPath: deps.bwrapPath } : {}),
-    ...(deps.bashPath ? { bashPath: deps.bashPath } : {}),
-    ...(deps.env ? { env: deps.env } : {}),
-  });
+  const shell = new ShellLauncher(deps);
   const allowed = shell.allowedPrograms();
 
   async function start(p: Params, ctx: ToolContext): Promise<ToolResult> {

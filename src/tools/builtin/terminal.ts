@@ -6,12 +6,12 @@
 
 import { z } from 'zod';
 import type { PathGuard } from '../../machine/fs/path-guard.js';
-import { BwrapSandbox } from '../../machine/sandbox/bwrap.js';
+import type { BwrapSandbox } from '../../machine/sandbox/bwrap.js';
 import { runProcess, withDropNote } from '../../machine/sandbox/run-process.js';
 import { setupFailure } from '../../machine/sandbox/sandbox-launch.js';
 import type { NetworkHelpers } from '../../machine/sandbox/sandbox-network.js';
 import { ShellLauncher, type ShellSettings } from '../../machine/sandbox/shell-launch.js';
-import { SshHostsFile } from '../../machine/ssh/hosts-file.js';
+import type { SshHostsFile } from '../../machine/ssh/hosts-file.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 
@@ -75,21 +75,11 @@ function parametersFor(defaultTimeoutMs: number, maxTimeoutMs: number) {
 }
 
 export function createTerminalTool(deps: TerminalToolDeps): TypedTool<ReturnType<typeof parametersFor>> {
-  const settings = deps.settings;
+  const _settings = deps.settings;
   const defaultTimeout = deps.defaultTimeoutMs ?? 60_000;
   const maxTimeout = deps.maxTimeoutMs ?? 600_000;
   const maxOutput = deps.maxOutputBytes ?? 100_000;
-  const shell = new ShellLauncher({
-    settings,
-    guard: deps.guard,
-    sandbox: deps.sandbox ?? new BwrapSandbox(),
-    hosts: deps.hosts ?? new SshHostsFile(settings.SSH_HOSTS_FILE),
-    ...(deps.networkHelpers ? { networkHelpers: deps.networkHelpers } : {}),
-    ...(deps.hiddenPaths ? { hiddenPaths: deps.hiddenPaths } : {}),
-    ...(deps.bwrapPath ? { bwrapPath: deps.bwrapPath } : {}),
-    ...(deps.bashPath ? { bashPath: deps.bashPath } : {}),
-    ...(deps.env ? { env: deps.env } : {}),
-  });
+  const shell = new ShellLauncher(deps);
   const allowed = shell.allowedPrograms();
 
   return defineTool({
