@@ -53,6 +53,10 @@ export class RecallScheduler implements RecallService {
     this.newId = deps.newId ?? randomUUID;
   }
 
+  now(): Date {
+    return this.clock.now();
+  }
+
   /** Starts firing: recalls missed while Navi was down fire now, once each. */
   async start(runner: RecallRunner): Promise<void> {
     this.runner = runner;
@@ -129,7 +133,7 @@ export class RecallScheduler implements RecallService {
   async cancel(sessionId: string, id: string): Promise<RecallChange> {
     const found = await this.activeRecall(sessionId, id);
     if (!found.ok) return found;
-    const updated = await this.deps.store.update(found.recall.id, { status: 'cancelled', next_run_at: null });
+    const updated = await this.deps.store.update(found.record.id, { status: 'cancelled', next_run_at: null });
     this.kick();
     return { ok: true, recall: this.summary(updated ?? found.record) };
   }
@@ -158,9 +162,7 @@ export class RecallScheduler implements RecallService {
   private async activeRecall(
     sessionId: string,
     id: string,
-  ): Promise<
-    { ok: true; record: RecallRecord; recall: RecallRecord } | Extract<RecallChange, { ok: false }>
-  > {
+  ): Promise<{ ok: true; record: RecallRecord } | Extract<RecallChange, { ok: false }>> {
     const record = await this.find(sessionId, id.trim());
     if (!record) {
       return {
@@ -176,7 +178,7 @@ export class RecallScheduler implements RecallService {
         message: `Recall ${record.id} is ${record.status === 'done' ? 'already done' : 'already cancelled'}; there is nothing left to cancel or skip.`,
       };
     }
-    return { ok: true, record, recall: record };
+    return { ok: true, record };
   }
 
   private async find(sessionId: string, id: string): Promise<RecallRecord | undefined> {

@@ -46,6 +46,8 @@ export type RecallChange =
 export interface RecallService {
   /** The zone times are read and shown in when a recall names none. */
   readonly timeZone: string;
+  /** The scheduler's time (a test's clock in tests), for "in 2 hours". */
+  now(): Date;
   schedule(
     request: ScheduleRequest,
   ): Promise<{ ok: true; recall: RecallSummary } | { ok: false; error: string }>;

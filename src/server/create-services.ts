@@ -171,7 +171,7 @@ export async function createServices(
     createShareFileTool({ settings, files: stores.files, scratch, guard }),
     createContentPublishTool({ settings, files: stores.files }),
     createMemoryTool({ store: memory, search: memorySearch }),
-    ...createRecallTools(recalls, () => overrides.recallClock?.now() ?? new Date()),
+    ...createRecallTools(recalls),
     ...createMcpTools(mcp, { profileFor: (id) => profiles.get(id) }),
     ...createAgentTools({
       profiles,

@@ -95,7 +95,6 @@ function sessionOnly(ctx: ToolContext): ToolResult | undefined {
 
 export function createRecallTools(
   recalls: RecallService,
-  now: () => Date = () => new Date(),
 ): [TypedTool<typeof scheduleParameters>, TypedTool<typeof manageParameters>] {
   const schedule = defineTool({
     name: 'schedule_recall',
@@ -119,7 +118,7 @@ export function createRecallTools(
         ...(ctx.recall ? { origin: ctx.recall } : {}),
       });
       if (!result.ok) return fail(result.error);
-      return ok(`Scheduled.\n${describeRecall(result.recall, now(), recalls.timeZone)}`, {
+      return ok(`Scheduled.\n${describeRecall(result.recall, recalls.now(), recalls.timeZone)}`, {
         recall_id: result.recall.id,
         next_run_at: result.recall.next_run_at,
       });
@@ -139,7 +138,7 @@ export function createRecallTools(
       if (params.action === 'list') {
         const list = await recalls.list(ctx.sessionId);
         if (list.length === 0) return ok('This session has no recalls.');
-        return ok(list.map((r) => describeRecall(r, now(), recalls.timeZone)).join('\n\n'));
+        return ok(list.map((r) => describeRecall(r, recalls.now(), recalls.timeZone)).join('\n\n'));
       }
       const id = params.recall_id?.trim();
       if (!id) return fail(`"${params.action}" needs "recall_id"; use action "list" to see the ids.`);
@@ -149,7 +148,7 @@ export function createRecallTools(
           : await recalls.skip(ctx.sessionId, id);
       if (!change.ok) return fail(change.message);
       const verb = params.action === 'cancel' ? 'Cancelled' : 'Skipped the next run';
-      return ok(`${verb}.\n${describeRecall(change.recall, now(), recalls.timeZone)}`);
+      return ok(`${verb}.\n${describeRecall(change.recall, recalls.now(), recalls.timeZone)}`);
     },
   });
   return [schedule, manage];
