@@ -1,8 +1,9 @@
 /**
  * What went wrong talking to a mail server, in words a person can act on: which server, what
- * happened, and which setting to check. Built from error codes, never from the password.
+ * happened, and which setting to check. Built from error codes; the tool's `execute` hides the
+ * app password in every message it passes on, these included.
  */
-import { type Endpoint, type GmailConfig, GmailError, withoutPassword } from './config.js';
+import { type Endpoint, type GmailConfig, GmailError } from './config.js';
 
 export type Protocol = 'IMAP' | 'SMTP';
 
@@ -29,7 +30,7 @@ const CLOSED = new Set([
 
 /** `err` (from imapflow, nodemailer or a socket) as a `GmailError` that names the cause and the fix. */
 export function explainFailure(err: unknown, protocol: Protocol, config: GmailConfig): GmailError {
-  if (err instanceof GmailError) return new GmailError(withoutPassword(err.message, config));
+  if (err instanceof GmailError) return err;
   const e = (err ?? {}) as ErrorFields;
   const server = protocol === 'IMAP' ? config.imap : config.smtp;
   const at = `the ${protocol} server ${server.host}:${server.port}`;
@@ -67,7 +68,7 @@ export function explainFailure(err: unknown, protocol: Protocol, config: GmailCo
   } else {
     text = `${capital(at)} failed: ${said || message}`;
   }
-  return new GmailError(withoutPassword(text, config));
+  return new GmailError(text);
 }
 
 function serverText(e: ErrorFields): string {
