@@ -48,11 +48,6 @@ export class SessionRecalls {
 
   constructor(private readonly sessionId: string) {}
 
-  /** How many recalls will still run. */
-  activeCount(): number {
-    return this.state.recalls.filter((r) => r.status === 'active').length;
-  }
-
   /**
    * Fetches the list. Calls while a fetch is on its way lead to one more fetch after it, so the
    * list ends up as fresh as the latest call asked; the promise resolves after that one.
