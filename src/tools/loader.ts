@@ -12,13 +12,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeImportError, isLoadableFile, type ModuleImporter } from './module-import.js';
+import { RISK_FLAGS } from './risk.js';
 import type { JsonSchema, ToolContext, ToolDefinition, ToolParams, ToolResult, ToolRisk } from './types.js';
 import type { ArgumentValidator } from './validation.js';
 
 /** Tool names the LLM APIs accept. */
 const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const MODULE_EXPORTS = ['name', 'description', 'parameters', 'execute'] as const;
-const RISK_FLAGS = ['reads', 'writes', 'executes', 'network', 'secrets', 'sandboxed'] as const;
 
 export interface LoadedFile {
   tool: ToolDefinition;

@@ -25,6 +25,19 @@ export interface ToolRisk {
   readonly sandboxed?: boolean;
 }
 
+/** Every flag of `ToolRisk`, for checking what a user tool exports. */
+export const RISK_FLAGS = [
+  'reads',
+  'writes',
+  'executes',
+  'network',
+  'secrets',
+  'sandboxed',
+] as const satisfies readonly (keyof ToolRisk)[];
+
+// Does not compile when ToolRisk gains a flag missing above.
+const _everyFlagListed: Record<Exclude<keyof ToolRisk, (typeof RISK_FLAGS)[number]>, never> = {};
+
 /**
  * The assumption for a tool that declares nothing (user tools; MCP tools without annotations):
  * it reads, writes and reaches the network. It does not count as executing, so such tools are
