@@ -14,7 +14,7 @@
  *   await meteo.close();
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 export type MeteoEndpoint = 'geocoding' | 'forecast';
 
@@ -447,7 +447,6 @@ function failing(endpoint: MeteoEndpoint, mode: MeteoMode, params: Record<string
 export async function startFakeOpenMeteo(): Promise<FakeOpenMeteo> {
   const modes = new Map<MeteoEndpoint, MeteoMode>();
   const requests: RecordedMeteoRequest[] = [];
-  const sockets = new Set<Socket>();
   let abandoned = 0;
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -472,10 +471,6 @@ export async function startFakeOpenMeteo(): Promise<FakeOpenMeteo> {
   }
 
   const server = createServer(handle);
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -493,7 +488,8 @@ export async function startFakeOpenMeteo(): Promise<FakeOpenMeteo> {
       abandoned = 0;
     },
     async close() {
-      for (const socket of sockets) socket.destroy();
+      // A hanging request holds its connection open; close would wait for it forever.
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
