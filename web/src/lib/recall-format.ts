@@ -69,15 +69,17 @@ export function stampText(stamp: RecallStamp, now: Date): string {
   return `${due ? `due ${due}` : 'scheduled'}${late}`;
 }
 
+const outcomeWords: Record<RecallOutcome['status'], string> = {
+  completed: 'completed',
+  failed: 'failed',
+  stopped: 'stopped',
+  not_run: 'not run',
+};
+
 /** How a recall's last run went, in a few words (the error or reason after a colon). */
 export function outcomeText(outcome: RecallOutcome): string {
-  const words: Record<RecallOutcome['status'], string> = {
-    completed: 'completed',
-    failed: 'failed',
-    stopped: 'stopped',
-    not_run: 'not run',
-  };
-  return outcome.message ? `${words[outcome.status]}: ${outcome.message}` : words[outcome.status];
+  const words = outcomeWords[outcome.status];
+  return outcome.message ? `${words}: ${outcome.message}` : words;
 }
 
 export const statusWords: Record<RecallStatus, string> = {
