@@ -6,7 +6,7 @@
  * the reactive entries once per animation frame, so a fast stream costs one render per frame.
  */
 import type { ErrorCode } from '@protocol/error-codes.js';
-import type { ServerEvent } from '@protocol/events.js';
+import type { EventOf, ServerEvent } from '@protocol/events.js';
 import type { RecallStamp } from '@protocol/rest.js';
 import { reactive } from 'vue';
 import {
@@ -19,17 +19,15 @@ import {
   type UserEntry,
 } from './entries.js';
 
-export type StreamStart = Extract<ServerEvent, { type: 'stream_start' }>;
-
 /** Whether a saved recall prompt is the one of the run `start` begins (one occurrence each). */
-function sameOccurrence(stamp: RecallStamp | undefined, start: StreamStart): boolean {
+function sameOccurrence(stamp: RecallStamp | undefined, start: EventOf<'stream_start'>): boolean {
   return (
     stamp !== undefined && stamp.recall_id === start.recall_id && stamp.scheduled_for === start.scheduled_for
   );
 }
 
 /** The bubble of a recall run's prompt, as the stored message shows it after a reload. */
-function recallPrompt(start: StreamStart): UserEntry {
+function recallPrompt(start: EventOf<'stream_start'>): UserEntry {
   const entry: UserEntry = {
     kind: 'user',
     key: newKey('user'),
@@ -146,7 +144,7 @@ export class Timeline {
    * replayed `stream_start` shows again; a form run has no message of its own, so its part is
    * what follows the last finished answer.
    */
-  dropUnfinishedRun(start: StreamStart): void {
+  dropUnfinishedRun(start: EventOf<'stream_start'>): void {
     const entries = this.state.entries;
     const trigger = start.trigger;
     if (trigger === 'recall') {
