@@ -44,11 +44,11 @@ export function searchInput(p: GmailParams): SearchInput {
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 50) {
     throw new GmailError('"limit" must be a whole number from 1 to 50.');
   }
-  return { query: optionalText(p, 'query', 'search') ?? '', mailbox: mailboxOf(p), limit };
+  return { query: optionalText(p, 'query', 'search') ?? '', mailbox: mailboxOf(p, 'search'), limit };
 }
 
 export function readInput(p: GmailParams): ReadInput {
-  return { id: idOf(p, 'read'), mailbox: mailboxOf(p) };
+  return { id: idOf(p, 'read'), mailbox: mailboxOf(p, 'read') };
 }
 
 export function sendInput(p: GmailParams): SendInput {
@@ -65,7 +65,7 @@ export function replyInput(p: GmailParams): ReplyInput {
   const cc = optionalText(p, 'cc', 'reply');
   return {
     id: idOf(p, 'reply'),
-    mailbox: mailboxOf(p),
+    mailbox: mailboxOf(p, 'reply'),
     body: requiredText(p, 'body', 'reply'),
     ...(cc !== undefined && { cc }),
   };
@@ -90,8 +90,8 @@ function optionalText(p: GmailParams, field: keyof GmailParams, action: Action):
   return value;
 }
 
-function mailboxOf(p: GmailParams): string {
-  const value = optionalText(p, 'mailbox', 'read')?.trim();
+function mailboxOf(p: GmailParams, action: Action): string {
+  const value = optionalText(p, 'mailbox', action)?.trim();
   if (!value) return INBOX;
   if (hasControlCharacter(value) || value.length > MAX_MAILBOX_CHARS) {
     throw new GmailError(
