@@ -8,7 +8,7 @@
  * measurement locale (LC_ALL, else LC_MEASUREMENT, else LANG): the United States, Liberia and
  * Myanmar (en_US, es_US, en_LR, my_MM…) get imperial units, everywhere else metric.
  */
-import type { Settings } from '../src/config/settings.js';
+import { loadSettings, type Settings } from '../src/config/settings.js';
 import { forecastLines, forecastQuery, type UnitSystem } from './weather/forecast.js';
 import { coordinate, describePlace, geocode } from './weather/geocoding.js';
 import { clean, getJson, type Service, WeatherError } from './weather/open-meteo.js';
@@ -65,12 +65,8 @@ interface WeatherContext {
   settings?: Partial<WeatherSettings>;
 }
 
-const DEFAULTS: WeatherSettings = {
-  WEATHER_GEOCODING_URL: 'https://geocoding-api.open-meteo.com/v1/search',
-  WEATHER_FORECAST_URL: 'https://api.open-meteo.com/v1/forecast',
-  WEATHER_UNITS: 'auto',
-  TOOL_TIMEOUT_MS: 120_000,
-};
+// Outside Navi (no settings in the context) the tool runs on Navi's own defaults.
+const DEFAULTS: WeatherSettings = loadSettings({});
 
 const MAX_WAIT_MS = 15_000;
 
