@@ -6,9 +6,10 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { RecallList } from '../../src/protocol/rest.js';
+import type { RecallSummary } from '../../src/protocol/rest.js';
 import type { RecordedRequest, ReplyScript } from '../fake-llm/index.js';
 import { needsProgram } from '../support/requirements.js';
+import { getRecalls, lastUserText } from '../support/rest.js';
 import {
   openNewSession,
   PHONE,
@@ -19,13 +20,6 @@ import {
   waitForIdle,
   waitForText,
 } from './web-harness.js';
-
-/** The text of the conversation's last user message (a recall's prompt comes with a header). */
-function lastUserText(request: RecordedRequest): string {
-  const users = (request.body.messages ?? []).filter((m) => m.role === 'user');
-  const content = users[users.length - 1]?.content;
-  return typeof content === 'string' ? content : '';
-}
 
 function endsWithToolResult(request: RecordedRequest): boolean {
   const messages = request.body.messages ?? [];
@@ -57,10 +51,8 @@ function recallModel(options: {
   };
 }
 
-async function recallsOf(env: WebEnv, sessionId: string): Promise<RecallList['recalls']> {
-  const response = await fetch(`${env.navi.url}/sessions/${sessionId}/recalls`);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as RecallList).recalls;
+function recallsOf(env: WebEnv, sessionId: string): Promise<RecallSummary[]> {
+  return getRecalls(env.navi, sessionId);
 }
 
 /** The recall bubbles of the chat. */

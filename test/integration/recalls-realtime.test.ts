@@ -3,10 +3,9 @@
  * WebSocket client watching the session as a run of its own, with no test clock involved.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RecallList } from '../../src/protocol/rest.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-import { postMessage } from '../support/rest.js';
+import { getRecalls, postMessage } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 let env: NaviWithLlm;
@@ -41,7 +40,7 @@ it('runs a recall two seconds away and streams it to the open client', async () 
   expect(Date.now() - sent).toBeGreaterThanOrEqual(1900);
   const events = await client.waitForRunEnd(client.events.indexOf(start));
   expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'The kettle is ready.' });
-  const list = (await (await fetch(`${navi.url}/sessions/${id}/recalls`)).json()) as RecallList;
-  expect(list.recalls[0]).toMatchObject({ status: 'done', run_count: 1 });
+  const list = await getRecalls(navi, id);
+  expect(list[0]).toMatchObject({ status: 'done', run_count: 1 });
   await client.close();
 });

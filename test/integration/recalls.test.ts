@@ -5,14 +5,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/protocol/events.js';
-import type { RecallList, RecallSummary } from '../../src/protocol/rest.js';
+import type { RecallSummary } from '../../src/protocol/rest.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { ManualClock, settle } from '../support/manual-clock.js';
 import type { StartOptions } from '../support/navi.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-import { chatRequests, getSession, postMessage } from '../support/rest.js';
+import { chatRequests, getRecalls, getSession, lastUserText, postMessage } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const HOUR = 3_600_000;
@@ -63,10 +63,8 @@ async function watch(sessionId: string): Promise<EventClient> {
   return client;
 }
 
-async function recalls(sessionId: string): Promise<RecallSummary[]> {
-  const res = await fetch(`${env!.navi.url}/sessions/${sessionId}/recalls`);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as RecallList).recalls;
+function recalls(sessionId: string): Promise<RecallSummary[]> {
+  return getRecalls(env!.navi, sessionId);
 }
 
 /** Schedules through the service, as the tool does (tests of firing need no LLM round trip). */
@@ -78,12 +76,6 @@ async function schedule(
   const result = await env!.navi.services.recalls!.schedule({ sessionId, prompt, when });
   if (!result.ok) throw new Error(result.error);
   return result.recall;
-}
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  const users = (request?.body.messages ?? []).filter((m) => m.role === 'user');
-  const content = users.at(-1)?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
 }
 
 function toolResults(request: RecordedRequest | undefined): string[] {

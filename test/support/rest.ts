@@ -2,7 +2,7 @@
  * The REST calls and request filters integration tests repeat: posting a message, reading a
  * session back typed as the protocol says, and picking the chat calls out of a fake LLM's log.
  */
-import type { SessionDetail } from '../../src/protocol/rest.js';
+import type { RecallList, RecallSummary, SessionDetail } from '../../src/protocol/rest.js';
 import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
 import type { NaviHandle } from './navi.js';
 
@@ -37,4 +37,20 @@ export async function getSession(navi: Pick<NaviHandle, 'url'>, sessionId: strin
 /** The chat completions the fake LLM received, in order (embeddings and model lists left out). */
 export function chatRequests(fake: FakeLlm): RecordedRequest[] {
   return fake.requests.filter((r) => r.kind === 'chat');
+}
+
+/** `GET /sessions/{id}/recalls`, which must answer 200; throws with the status and body otherwise. */
+export async function getRecalls(navi: Pick<NaviHandle, 'url'>, sessionId: string): Promise<RecallSummary[]> {
+  const res = await fetch(`${navi.url}/sessions/${sessionId}/recalls`);
+  if (res.status !== 200)
+    throw new Error(`GET /sessions/${sessionId}/recalls answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as RecallList).recalls;
+}
+
+/** The text of the last user message an LLM request carried (parts as JSON), '' when none. */
+export function lastUserText(request: RecordedRequest | undefined): string {
+  const users = (request?.body.messages ?? []).filter((m) => m.role === 'user');
+  const content = users.at(-1)?.content;
+  if (content === undefined) return '';
+  return typeof content === 'string' ? content : JSON.stringify(content);
 }
