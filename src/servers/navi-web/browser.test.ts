@@ -53,6 +53,18 @@ describe.skipIf(!needsProgram('chromium', 'web_view browser pool'))('BrowserPool
     expect(await title(pool)).toBe('pooled');
   });
 
+  it('a lease cancelled while Chromium starts rejects and leaves no context open', async () => {
+    pool = new BrowserPool({ chromiumPath, idleMs: 60_000 });
+    const cancel = new AbortController();
+    const pending = pool.lease({}, cancel.signal);
+    // Chromium takes far longer than this to start: the abort lands during the launch.
+    setTimeout(() => cancel.abort(), 1);
+    await expect(pending).rejects.toThrow(/abort/i);
+    const next = await pool.lease({});
+    expect(next!.context.browser()!.contexts()).toEqual([next!.context]);
+    await next!.release();
+  });
+
   it('closes the browser after the idle time and starts it again on the next use', async () => {
     pool = new BrowserPool({ chromiumPath, idleMs: 200 });
     expect(await title(pool)).toBe('pooled');

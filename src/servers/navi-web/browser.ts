@@ -92,6 +92,7 @@ export class BrowserPool {
       for (let attempt = 0; ; attempt++) {
         signal?.throwIfAborted();
         let browser: Browser;
+        let context: BrowserContext;
         try {
           browser = await this.launch();
         } catch (err) {
@@ -105,13 +106,22 @@ export class BrowserPool {
         try {
           // Headless Chromium names itself "HeadlessChrome", which some sites turn away.
           const userAgent = `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${browser.version().split('.')[0]}.0.0.0 Safari/537.36`;
-          const context = await browser.newContext({ userAgent, ...options });
-          return { context, release: () => this.release(context) };
+          context = await browser.newContext({ userAgent, ...options });
         } catch (err) {
           // The browser died between calls: forget it and start another, once.
           this.forget(browser);
           if (attempt > 0) throw err;
+          continue;
         }
+        // Cancelled while Chromium started: an abort listener added after this would never fire.
+        if (signal?.aborted) {
+          await race(
+            context.close().catch(() => undefined),
+            CLOSE_GRACE_MS,
+          );
+          signal.throwIfAborted();
+        }
+        return { context, release: () => this.release(context) };
       }
     } catch (err) {
       this.done();

@@ -347,6 +347,7 @@ export function webViewTool(deps: WebViewDeps): WebViewTool {
       void lease.context.close().catch(() => undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
     const timeout = settings.WEB_VIEW_TIMEOUT_MS;
     const deadline = Date.now() + timeout;
     let page: Page | undefined;
