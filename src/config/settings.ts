@@ -213,6 +213,12 @@ const variables = {
   GMAIL_SMTP_PORT: [int(1, 65535), '465'],
   GMAIL_SMTP_TLS: [bool, 'true'],
   GMAIL_TIMEOUT_MS: [int(1000, 600_000), '30000'],
+  // The secrets vault (docs/vault.md): the key that unlocks it (else the key file), its
+  // database and its audit log.
+  GNEXUS_MASTER_KEY: [text, '', secret],
+  GNEXUS_KEY_FILE: [nonEmpty, 'vault.key'],
+  GNEXUS_VAULT_PATH: [nonEmpty, 'vault.db'],
+  GNEXUS_AUDIT_LOG: [nonEmpty, 'vault-audit.jsonl'],
 } as const;
 
 type Variables = typeof variables;

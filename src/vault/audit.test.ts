@@ -1,0 +1,182 @@
+/**
+ * The audit log on real files: an entry for every reveal, use and change, without values, and
+ * nothing revealed or changed when the entry cannot be written.
+ */
+import {
+  chmodSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditLog, auditEntry } from './audit-log.js';
+import { openVault, type Vault, VaultError } from './index.js';
+import { agent, type TempVault, tempVault, user } from './test-support.js';
+
+let t: TempVault;
+let vault: Vault;
+const value = 'hunter2-very-secret';
+
+beforeEach(() => {
+  t = tempVault();
+  vault = openVault(t.options());
+});
+afterEach(() => {
+  vault.close();
+  t.remove();
+});
+
+const isRoot = process.getuid?.() === 0;
+
+function create(name = 'Mail'): string {
+  return vault.create(
+    {
+      name,
+      type: 'password',
+      tags: ['mail'],
+      fields: [
+        { name: 'user', value: 'me@example.com', secret: false },
+        { name: 'password', value, secret: true },
+      ],
+    },
+    user,
+  ).id;
+}
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof VaultError) return err.code;
+    throw err;
+  }
+  return 'no error';
+}
+
+describe('audit log', () => {
+  it('records each reveal and use with session, tool, field, reason and time, and never a value', () => {
+    const id = create();
+    vault.reveal(id, 'password', agent);
+    vault.resolve(id, 'password', { actor: 'agent', session_id: 's-2', tool: 'http_request' });
+    const entries = vault.auditLog();
+    expect(entries.map((e) => e.action)).toEqual(['use', 'reveal', 'create']);
+    expect(entries[1]).toMatchObject({
+      action: 'reveal',
+      secret_id: id,
+      secret_name: 'Mail',
+      field: 'password',
+      actor: 'agent',
+      session_id: 's-1',
+      tool: 'reveal_secret',
+      reason: 'log in',
+    });
+    expect(entries[0]).toMatchObject({
+      action: 'use',
+      session_id: 's-2',
+      tool: 'http_request',
+      field: 'password',
+    });
+    expect(Date.parse(entries[0]?.at ?? '')).not.toBeNaN();
+    const text = readFileSync(t.options().auditLog, 'utf8');
+    expect(text).not.toContain(value);
+    expect(text.trim().split('\n')).toHaveLength(3);
+    expect(statSync(t.options().auditLog).mode & 0o777).toBe(0o600);
+  });
+
+  it('audits changes too, filters by secret and caps the limit', () => {
+    const a = create('A');
+    const b = create('B');
+    vault.update(a, { fields: [{ name: 'password', value: 'new-value-xyz', secret: true }] }, user);
+    vault.setStatus(a, 'outdated', user);
+    vault.archive(b, user);
+    expect(vault.auditLog({ secret_id: a }).map((e) => e.action)).toEqual(['status', 'update', 'create']);
+    expect(vault.auditLog({ limit: 2 }).map((e) => e.action)).toEqual(['archive', 'status']);
+    expect(vault.auditLog({ secret_id: a })[0]?.detail).toBe('outdated');
+    expect(readFileSync(t.options().auditLog, 'utf8')).not.toContain('new-value-xyz');
+    expect(codeOf(() => vault.auditLog({ limit: 1001 }))).toBe('invalid');
+    expect(codeOf(() => vault.auditLog({ limit: 0 }))).toBe('invalid');
+    expect(codeOf(() => vault.auditLog({ secret_id: "x' OR 1=1 --" }))).toBe('not_found');
+  });
+
+  // Root writes through a mode of 0400, so the same refusal is also shown with a log whose
+  // writes fail whoever writes: a link to /dev/full (ENOSPC).
+  const broken: [string, boolean, (file: string) => void, (file: string) => void][] = [
+    ['read-only (mode 0400)', isRoot, (f) => chmodSync(f, 0o400), (f) => chmodSync(f, 0o600)],
+    [
+      'on a full disk',
+      !existsSync('/dev/full'),
+      (f) => {
+        renameSync(f, `${f}.kept`);
+        symlinkSync('/dev/full', f);
+      },
+      (f) => {
+        rmSync(f);
+        renameSync(`${f}.kept`, f);
+      },
+    ],
+  ];
+  for (const [what, skip, breakIt, mendIt] of broken) {
+    it.skipIf(skip)(`reveals nothing and changes nothing when the audit log is ${what}`, () => {
+      const id = create();
+      breakIt(t.options().auditLog);
+      let revealed: string | undefined;
+      let message = '';
+      try {
+        revealed = vault.reveal(id, 'password', agent);
+      } catch (err) {
+        expect((err as VaultError).code).toBe('audit_failed');
+        message = (err as Error).message;
+      }
+      expect(revealed).toBeUndefined();
+      expect(message).toContain(t.options().auditLog);
+      expect(message).toContain('GNEXUS_AUDIT_LOG');
+      expect(codeOf(() => vault.resolve(id, 'password', agent))).toBe('audit_failed');
+      const note = { name: 'X', type: 'note' as const, fields: [{ name: 'n', value: 'v', secret: true }] };
+      expect(codeOf(() => vault.create(note, user))).toBe('audit_failed');
+      expect(codeOf(() => vault.update(id, { name: 'Renamed' }, user))).toBe('audit_failed');
+      expect(codeOf(() => vault.setStatus(id, 'outdated', user))).toBe('audit_failed');
+      expect(codeOf(() => vault.archive(id, user))).toBe('audit_failed');
+      mendIt(t.options().auditLog);
+      expect(vault.search().map((r) => r.name)).toEqual(['Mail']);
+      expect(vault.get(id).status).toBe('actual');
+      expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
+    });
+  }
+
+  it('reveals nothing when the audit log folder cannot be created', () => {
+    vault.close();
+    const blocker = join(t.dir, 'not-a-folder');
+    writeFileSync(blocker, 'x');
+    vault = openVault(t.options({ auditLog: join(blocker, 'audit.jsonl') }));
+    expect(
+      codeOf(() =>
+        vault.create({ name: 'X', type: 'note', fields: [{ name: 'n', value: 'v', secret: true }] }, user),
+      ),
+    ).toBe('audit_failed');
+    expect(vault.search()).toEqual([]);
+  });
+
+  it('reads the newest entries from the end of a big log and skips a torn line', () => {
+    const log = new AuditLog(join(t.dir, 'big.jsonl'));
+    const lines: string[] = [];
+    for (let i = 0; i < 20_000; i++)
+      lines.push(
+        JSON.stringify(
+          auditEntry({ action: 'use', field: `f${i}` }, { actor: 'agent', reason: 'x'.repeat(100) }),
+        ),
+      );
+    writeFileSync(log.path, `${lines.join('\n')}\n{"torn`);
+    expect(statSync(log.path).size).toBeGreaterThan(2_000_000);
+    const newest = log.read(3);
+    expect(newest.map((e) => e.field)).toEqual(['f19999', 'f19998', 'f19997']);
+    expect(log.read(1000)).toHaveLength(1000);
+    expect(log.read(1000).at(-1)?.field).toBe('f19000');
+    rmSync(log.path);
+    expect(log.read(10)).toEqual([]);
+  });
+});
