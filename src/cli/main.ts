@@ -81,7 +81,17 @@ async function serve(
   process.on('unhandledRejection', (reason) =>
     logger.error({ err: reason }, 'unhandled promise rejection (kept running)'),
   );
-  const services = await createServices(settings, { logger, ...startEnv });
+  let services: Awaited<ReturnType<typeof createServices>>;
+  try {
+    services = await createServices(settings, { logger, ...startEnv });
+  } catch (err) {
+    // A setting naming a vault secret that cannot be read is a bad setting like any other.
+    if (err instanceof SettingsError) {
+      process.stderr.write(`navi: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -6,6 +6,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
+/**
+ * The tools that may use vault secrets by reference when a profile names none: the ones that
+ * act on the world with a credential (a command, a script, an SSH session, an HTTP request).
+ */
+export const DEFAULT_SECRET_TOOLS = [
+  'terminal',
+  'process',
+  'code_exec',
+  'ssh_exec',
+  'mcp__navi_web__http_request',
+] as const;
+
 export const profileSchema = z.object({
   id: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'id: letters, digits, _ and - only (1–64)'),
   name: z.string().min(1).max(200),
@@ -31,6 +43,11 @@ export const profileSchema = z.object({
    * loopback; private ranges only with HTTP_ALLOW_PRIVATE). Off unless a profile asks for it.
    */
   network_access: z.boolean().default(false),
+  /**
+   * Tools (names, globs, groups) whose arguments may carry vault references
+   * (`{{secret:<id>.<field>}}`), substituted with the secret's value when the call runs.
+   */
+  secret_tools: z.array(z.string().min(1)).default([...DEFAULT_SECRET_TOOLS]),
 });
 
 export type Profile = z.infer<typeof profileSchema>;

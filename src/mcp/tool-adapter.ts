@@ -2,9 +2,9 @@
  * Wraps one tool of an MCP server as an ordinary `ToolDefinition`, so its calls take the
  * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { SessionFileWriter } from '../tools/session-file-writer.js';
-import { fail, type JsonSchema, type ToolDefinition } from '../tools/types.js';
+import { fail, type JsonSchema, type ToolDefinition, type ToolResult } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
 import { keepImageAsFile } from './image-file.js';
 import { isNaviUiServer } from './naming.js';
@@ -52,6 +52,7 @@ export function mcpToolDefinition(
           maxImageChars: DEFAULT_MAX_IMAGE_CHARS,
           naviUi: isNaviUiServer(config.key),
         });
+        if (group === 'secrets') keepRevealed(result, converted);
         return files ? await keepImageAsFile(converted, tool.name, files, ctx) : converted;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
@@ -61,4 +62,14 @@ export function mcpToolDefinition(
       }
     },
   };
+}
+
+/**
+ * A secrets server (gnexus-creds) names the values a result reveals on purpose in
+ * `_meta["navi/revealed"]`; the executor shows them this once and masks them from then on.
+ */
+function keepRevealed(result: CallToolResult, converted: ToolResult): void {
+  const revealed = result._meta?.['navi/revealed'];
+  if (!Array.isArray(revealed) || revealed.length === 0) return;
+  converted.metadata = { ...converted.metadata, revealed };
 }

@@ -21,6 +21,12 @@ export function secretReference(id: string, field: string): string {
   return `{{secret:${id}.${field}}}`;
 }
 
+/** The secret and field a text that is exactly one reference names, or undefined. */
+export function parseSecretReference(text: string): { id: string; field: string } | undefined {
+  const match = new RegExp(`^${SECRET_REFERENCE.source}$`).exec(text.trim());
+  return match ? { id: match[1]!, field: match[2]! } : undefined;
+}
+
 export interface SecretFieldInput {
   name: string;
   value: string;
@@ -120,3 +126,29 @@ export interface AuditEntry {
 export type VaultState =
   | { state: 'unlocked'; keySource: 'env' | 'file'; path: string }
   | { state: 'locked'; reason: string; howToUnlock: string; path: string };
+
+/** `GET /vault/secrets`: masked records, newest change first. */
+export interface SecretList {
+  secrets: SecretRecord[];
+}
+
+/** `POST /vault/secrets/{id}/reveal` body: the field to show, and why (kept in the audit log). */
+export interface RevealRequest {
+  field: string;
+  reason?: string;
+}
+
+/** `POST /vault/secrets/{id}/reveal` answer: the plaintext, sent with `Cache-Control: no-store`. */
+export interface RevealReply {
+  value: string;
+}
+
+/** `POST /vault/secrets/{id}/status` body. */
+export interface StatusRequest {
+  status: SecretStatus;
+}
+
+/** `GET /vault/audit`: newest first. */
+export interface AuditList {
+  entries: AuditEntry[];
+}

@@ -26,8 +26,10 @@ import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
 import { SqliteMemoryStore } from '../memory/memory-store.js';
 import { HybridMemorySearch } from '../memory/search.js';
+import { parseSecretReference } from '../protocol/vault.js';
 import type { RecallClock } from '../recall/clock.js';
 import { RecallScheduler } from '../recall/scheduler.js';
+import { maskingSessionStore } from '../store/masking-store.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
 import { createCodeExecTool } from '../tools/builtin/code-exec.js';
@@ -42,12 +44,15 @@ import { createShareFileTool } from '../tools/builtin/share-file.js';
 import { createSshExecTool } from '../tools/builtin/ssh-exec.js';
 import { createSystemInfoTool } from '../tools/builtin/system-info.js';
 import { createTerminalTool } from '../tools/builtin/terminal.js';
-import { ToolExecutor } from '../tools/executor.js';
+import { MIN_REFERENCED_SECRET_LENGTH, ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SessionFileWriter } from '../tools/session-file-writer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
 import { SecretMasker } from '../util/secret-masker.js';
+import { openVault, vaultOptions } from '../vault/index.js';
+import { lazyVault } from './lazy-vault.js';
+import { resolveSettingReferences } from './secret-settings.js';
 import type { NaviServices } from './services.js';
 
 export interface ServiceOverrides {
@@ -74,11 +79,17 @@ export interface ServiceOverrides {
 }
 
 export async function createServices(
-  settings: Settings,
+  configured: Settings,
   overrides: ServiceOverrides = {},
 ): Promise<NaviServices> {
   const logger = overrides.logger ?? silentLogger();
+  const secrets = overrides.secrets ?? new SecretMasker(knownSecrets(configured, {}));
+  const vault = lazyVault(() => openVault(vaultOptions(configured)));
+  // Settings that name a vault secret get its value here; it is masked like any other secret.
+  const settings = resolveSettingReferences(configured, vault, secrets);
   const stores = createSqliteStores(settings.DB_PATH);
+  // Every write to the transcript passes the masker: a revealed value never reaches the disk.
+  const sessions = maskingSessionStore(stores.sessions, secrets);
   const profiles = ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE);
   for (const e of profiles.errors) logger.warn({ file: e.file }, `profile skipped: ${e.error}`);
 
@@ -105,7 +116,7 @@ export async function createServices(
   });
   const extractor = new MemoryExtractor({
     memory,
-    sessions: stores.sessions,
+    sessions,
     backend: defaultBackend,
     idleMinutes: settings.MEMORY_EXTRACTION_IDLE_MINUTES,
     logger,
@@ -123,7 +134,6 @@ export async function createServices(
   // Without a working bubblewrap, terminal and code_exec ask before every call (see docs/tools.md#shipped-defaults).
   const sandbox = new BwrapSandbox();
   const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await sandbox.probe()).available;
-  const secrets = overrides.secrets ?? new SecretMasker(knownSecrets(settings, {}));
   const executor = new ToolExecutor({
     registry,
     settings,
@@ -131,6 +141,10 @@ export async function createServices(
     logger,
     sandboxAvailable,
     secrets,
+    references: {
+      resolve: (id, field, use) =>
+        vault.resolve(id, field, { actor: 'agent', session_id: use.sessionId, tool: use.tool }),
+    },
   });
   const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access === true;
   const providers = new ContextProviders({
@@ -151,7 +165,17 @@ export async function createServices(
   });
   // code_exec's working folders are shared with share_file, which may copy files from them.
   const scratch = new ScratchDirs();
-  const sshPool = new SshPool({ env: overrides.environment ?? process.env });
+  const sshPool = new SshPool({
+    env: overrides.environment ?? process.env,
+    secret: (reference, purpose) => {
+      const named = parseSecretReference(reference);
+      if (!named) throw new Error(`${reference} is not a vault reference`);
+      const { id, field } = named;
+      const found = vault.resolve(id, field, { actor: 'navi', reason: purpose });
+      secrets.add(found.label, found.value, MIN_REFERENCED_SECRET_LENGTH);
+      return found.value;
+    },
+  });
   const sshHosts = new SshHostsFile(settings.SSH_HOSTS_FILE);
   // One guard for every tool that touches files: private data hidden, control folders read-only.
   const guard = naviPathGuard(settings, process.cwd(), await sshHosts.keyPaths());
@@ -176,7 +200,7 @@ export async function createServices(
     ...createAgentTools({
       profiles,
       maxSubagentDepth: settings.SUBAGENT_MAX_DEPTH,
-      sessions: stores.sessions,
+      sessions,
       kv: stores.kv,
       backendFor,
     }),
@@ -191,7 +215,7 @@ export async function createServices(
   const agent = new Agent({
     settings,
     logger,
-    sessions: stores.sessions,
+    sessions,
     kv: stores.kv,
     profiles,
     executor,
@@ -205,7 +229,7 @@ export async function createServices(
   return {
     settings,
     logger,
-    sessions: stores.sessions,
+    sessions,
     kv: stores.kv,
     files: stores.files,
     consent: stores.consent,
@@ -223,6 +247,7 @@ export async function createServices(
         .catch((err: unknown) => logger.warn({ err }, 'memory extraction failed'));
     },
     onSessionDeleted: (sessionId) => processes.killOwner(sessionId),
+    vault,
     mcp,
     recalls,
     reloadTools,
@@ -233,6 +258,7 @@ export async function createServices(
       await mcp.close();
       await providers.close();
       stores.close();
+      vault.close();
     },
   };
 }

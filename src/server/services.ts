@@ -17,6 +17,7 @@ import type { ConsentStore, FileStore, KvStore, SessionStore } from '../store/ty
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SecretMasker } from '../util/secret-masker.js';
+import type { Vault } from '../vault/types.js';
 
 export interface NaviServices {
   settings: Settings;
@@ -34,6 +35,8 @@ export interface NaviServices {
    * lines. Whatever reveals a secret at run time (the vault) registers it here first.
    */
   secrets: SecretMasker;
+  /** The secrets vault (opened on first use), shared with the gnexus-creds server through its files. */
+  vault: Vault;
   agent: AgentApi;
   /** The backend a profile uses (its `llm_backend`, else DEFAULT_LLM_BACKEND). */
   backendFor(profileId: string): LlmBackend;

@@ -14,10 +14,17 @@ import type { AgentEvent } from '../protocol/events.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { type HookDecision, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
-import { checkPolicy, groupOf } from './policy.js';
+import { checkPolicy, firstMatch, groupOf } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
 import { normaliseResult, truncate } from './result.js';
 import { riskOf } from './risk.js';
+import {
+  findReferences,
+  MAX_REFERENCES_PER_CALL,
+  type SecretReference,
+  type SecretResolver,
+  substituteReferences,
+} from './secret-references.js';
 import type { ToolContext, ToolParams, ToolResult } from './types.js';
 import { invalidArgumentsMessage } from './validation.js';
 
@@ -49,10 +56,18 @@ export interface ToolExecutorDeps {
    * read their own settings there, since secret variables are gone from Navi's environment.
    */
   toolSettings?: Settings;
+  /**
+   * Looks up vault references (`{{secret:<id>.<field>}}`) in tool arguments. Without it,
+   * references stay as they are written.
+   */
+  references?: SecretResolver;
 }
 
+/** Vault values shorter than this are refused: they could not be hidden in the output without hiding ordinary text. */
+export const MIN_REFERENCED_SECRET_LENGTH = 4;
+
 /** Refusals carry this in `metadata.refused`, so callers can tell them from tool failures. */
-export type RefusalStage = 'unknown' | 'validation' | 'policy' | 'confirmation' | 'stopped';
+export type RefusalStage = 'unknown' | 'validation' | 'policy' | 'confirmation' | 'stopped' | 'secrets';
 
 const STACK_LINES = 8;
 
@@ -104,6 +119,11 @@ export class ToolExecutor {
 
     const policy = checkPolicy(profile, entry);
     if (!policy.allowed) return refuse('policy', policy.reason);
+    const references = this.deps.references ? findReferences(checked.params) : [];
+    if (references.length > 0) {
+      const refusal = checkReferences(profile, entry, references);
+      if (refusal) return refusal;
+    }
 
     const hook = resolveHookAction(
       profile,
@@ -136,17 +156,27 @@ export class ToolExecutor {
     };
     await this.runMiddleware('before', info);
     const started = performance.now();
-    const result = await this.runTool(entry, checked.params, ctx);
+    const result =
+      references.length > 0
+        ? await this.runWithSecrets(entry, checked.params, references, ctx)
+        : await this.runTool(entry, checked.params, ctx);
     const durationMs = performance.now() - started;
-    const final = this.finish(result, tool.name);
+    const final = this.finish(result, tool.name, groupOf(entry) === 'secrets');
     await this.runMiddleware('after', info, final, durationMs);
     return final;
   }
 
-  /** The result as it leaves the executor: secrets masked, text within the size limit. */
-  private finish(result: ToolResult, tool: string): ToolResult {
+  /**
+   * The result as it leaves the executor: secrets masked, text within the size limit. A secrets
+   * tool's result that reveals values on purpose (`metadata.revealed`, the person asked to see
+   * them) keeps them in this one output; they are masked everywhere from then on, the stored
+   * transcript included.
+   */
+  private finish(result: ToolResult, tool: string, secretsTool: boolean): ToolResult {
     const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
-    const secrets = this.deps.secrets?.size ? this.deps.secrets : undefined;
+    const revealed = takeRevealed(result);
+    const secrets =
+      this.deps.secrets?.size && !(secretsTool && revealed.length > 0) ? this.deps.secrets : undefined;
     const final: ToolResult = { ...result, output: truncate(result.output, max, secrets) };
     if (final.error !== undefined) final.error = truncate(final.error, max, secrets);
     if (secrets && final.metadata !== undefined) {
@@ -158,7 +188,55 @@ export class ToolExecutor {
         this.deps.logger.warn({ err, tool }, 'tool result metadata dropped: it cannot be serialised');
       }
     }
+    if (final.metadata?.revealed !== undefined) {
+      const { revealed: _shown, ...rest } = final.metadata;
+      if (Object.keys(rest).length > 0) final.metadata = rest;
+      else delete final.metadata;
+    }
+    if (secretsTool)
+      for (const { label, value } of revealed)
+        this.deps.secrets?.add(label, value, MIN_REFERENCED_SECRET_LENGTH);
     return final;
+  }
+
+  /**
+   * Resolves the call's vault references (each use lands in the vault's audit log), registers
+   * the values with the masker before the tool can print one, and runs the tool on the
+   * substituted arguments. A reference that cannot be resolved fails the call, naming it.
+   */
+  private async runWithSecrets(
+    entry: RegisteredTool,
+    params: ToolParams,
+    references: SecretReference[],
+    ctx: ToolContext,
+  ): Promise<ToolResult> {
+    const resolver = this.deps.references!;
+    const tool = entry.tool.name;
+    const values = new Map<string, string>();
+    for (const ref of references) {
+      let found: { value: string; label: string };
+      try {
+        found = resolver.resolve(ref.id, ref.field, { sessionId: ctx.sessionId, tool });
+      } catch (err) {
+        return refuse(
+          'secrets',
+          `Tool "${tool}" was not run: ${ref.text} cannot be used: ${(err as Error).message}`,
+        );
+      }
+      if (found.value.trim().length < MIN_REFERENCED_SECRET_LENGTH)
+        return refuse(
+          'secrets',
+          `Tool "${tool}" was not run: the value of ${ref.text} (${found.label}) is shorter than ${MIN_REFERENCED_SECRET_LENGTH} characters, too short to hide in the output. Ask the person to enter it themselves.`,
+        );
+      if (!this.deps.secrets)
+        return refuse(
+          'secrets',
+          `Tool "${tool}" was not run: secrets cannot be used by reference without a masker.`,
+        );
+      this.deps.secrets.add(found.label, found.value, MIN_REFERENCED_SECRET_LENGTH);
+      values.set(ref.text, found.value);
+    }
+    return this.runTool(entry, substituteReferences(params, values), ctx);
   }
 
   /** `ctx.emit`, masking every event a tool sends (subagent forwarding, progress) when secrets are known. */
@@ -301,6 +379,37 @@ export class ToolExecutor {
       }
     }
   }
+}
+
+/** Why a call's references may not be used, or undefined when they may. */
+function checkReferences(
+  profile: Profile,
+  entry: RegisteredTool,
+  references: SecretReference[],
+): ToolResult | undefined {
+  const tool = entry.tool.name;
+  if (references.length > MAX_REFERENCES_PER_CALL)
+    return refuse(
+      'validation',
+      `Tool "${tool}" was not run: its arguments name ${references.length} vault secrets; at most ${MAX_REFERENCES_PER_CALL} may be used in one call.`,
+    );
+  if (firstMatch(profile.secret_tools, entry) !== undefined) return undefined;
+  const allowed = profile.secret_tools.length > 0 ? profile.secret_tools.join(', ') : 'none';
+  return refuse(
+    'policy',
+    `Tool "${tool}" may not use vault secrets by reference under profile "${profile.id}" (tools that may: ${allowed}). ` +
+      "Use one of those tools, or ask the person to add this tool to the profile's secret_tools.",
+  );
+}
+
+/** The values a secrets tool revealed on purpose (`metadata.revealed`), if any. */
+function takeRevealed(result: ToolResult): { label: string; value: string }[] {
+  const revealed = result.metadata?.revealed;
+  if (!Array.isArray(revealed)) return [];
+  return revealed.filter(
+    (r): r is { label: string; value: string } =>
+      typeof r === 'object' && r !== null && typeof r.label === 'string' && typeof r.value === 'string',
+  );
 }
 
 function refuse(stage: RefusalStage, message: string): ToolResult {

@@ -41,12 +41,12 @@ export class SecretMasker {
 
   /**
    * Registers `value` (trimmed) as the secret called `name` (a name, never a value: it is shown
-   * in the marker). Returns false, and registers nothing, for values shorter than
-   * `SECRET_MIN_LENGTH`.
+   * in the marker). Returns false, and registers nothing, for values shorter than `minLength`
+   * (`SECRET_MIN_LENGTH` unless the caller knows the value is a secret: a vault value).
    */
-  add(name: string, value: string): boolean {
+  add(name: string, value: string, minLength = SECRET_MIN_LENGTH): boolean {
     const v = value.trim();
-    if (v.length < SECRET_MIN_LENGTH) return false;
+    if (v.length < minLength || v.length === 0) return false;
     if (this.values.get(v) === name) return true;
     this.values.set(v, name);
     this.compiled = undefined;

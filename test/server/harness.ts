@@ -13,11 +13,13 @@ import { silentLogger } from '../../src/config/logger.js';
 import { ProfileRegistry } from '../../src/config/profiles.js';
 import { type SettingName, testSettings } from '../../src/config/settings.js';
 import { type BuildAppOptions, buildApp } from '../../src/server/app.js';
+import { lazyVault } from '../../src/server/lazy-vault.js';
 import type { NaviServices } from '../../src/server/services.js';
 import { createSqliteStores } from '../../src/store/sqlite/index.js';
 import { ToolExecutor } from '../../src/tools/executor.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { SecretMasker } from '../../src/util/secret-masker.js';
+import { openVault } from '../../src/vault/index.js';
 import { repoRoot } from '../support/navi.js';
 import { pairClient } from '../support/pairing.js';
 
@@ -76,6 +78,14 @@ export function scriptedServices(
     tools,
     executor: new ToolExecutor({ registry: tools, settings, logger }),
     secrets: new SecretMasker(),
+    vault: lazyVault(() =>
+      openVault({
+        path: join(dir, 'vault.db'),
+        keyFile: join(dir, 'vault.key'),
+        masterKey: '',
+        auditLog: join(dir, 'vault-audit.jsonl'),
+      }),
+    ),
     agent,
     backendFor: () => {
       throw new Error('no LLM backend in scripted tests');

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { silentLogger } from '../../src/config/logger.js';
 import { type SettingName, testSettings } from '../../src/config/settings.js';
 import type { RecallClock } from '../../src/recall/clock.js';
@@ -13,6 +14,7 @@ import { buildApp } from '../../src/server/app.js';
 import { createServices } from '../../src/server/create-services.js';
 import type { NaviServices } from '../../src/server/services.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
+import type { SecretMasker } from '../../src/util/secret-masker.js';
 import { pairClient } from './pairing.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
@@ -44,6 +46,10 @@ export interface StartOptions {
   recallClock?: RecallClock;
   /** Time zone for recall times given without one. */
   recallTimeZone?: string;
+  /** A logger of the test's own (to read the log lines); default: silent. */
+  logger?: Logger;
+  /** The masker shared with that logger, as `navi serve` shares one. */
+  secrets?: SecretMasker;
 }
 
 export function tempDir(prefix = 'navi-test-'): string {
@@ -62,11 +68,15 @@ export async function startNavi(options: StartOptions = {}): Promise<NaviHandle>
     MANUALS_DIR: join(repoRoot, 'manuals'),
     PROFILES_DIR: join(repoRoot, 'profiles'),
     SSH_HOSTS_FILE: join(dir, 'ssh_hosts.json'),
+    GNEXUS_VAULT_PATH: join(dir, 'vault.db'),
+    GNEXUS_KEY_FILE: join(dir, 'vault.key'),
+    GNEXUS_AUDIT_LOG: join(dir, 'vault-audit.jsonl'),
     LOG_LEVEL: 'ERROR',
     ...options.settings,
   });
   const services = await createServices(settings, {
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.extraTools ? { extraTools: options.extraTools } : {}),
     ...(options.recallClock ? { recallClock: options.recallClock } : {}),
     ...(options.recallTimeZone ? { recallTimeZone: options.recallTimeZone } : {}),

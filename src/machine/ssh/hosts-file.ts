@@ -4,11 +4,14 @@
  * the model can only pick a host by name and no credential ever appears in a tool's arguments.
  *
  * Format (JSON): `{ "<name>": { host, port?, user, key_path?, key_passphrase_env?,
- * password_env?, host_key_sha256?, description? } }` — see docs/machine-tools.md.
+ * key_passphrase_secret?, password_env?, password_secret?, host_key_sha256?, description? } }`
+ * — see docs/machine-tools.md. The `_secret` fields name a vault secret
+ * (`{{secret:<id>.<field>}}`), read when Navi connects.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseSecretReference } from '../../protocol/vault.js';
 
 export interface SshHostConfig {
   name: string;
@@ -21,6 +24,10 @@ export interface SshHostConfig {
   keyPassphraseEnv?: string;
   /** Environment variable holding the password. */
   passwordEnv?: string;
+  /** Vault reference (`{{secret:<id>.<field>}}`) to the password. */
+  passwordSecret?: string;
+  /** Vault reference to the key's passphrase. */
+  keyPassphraseSecret?: string;
   /** `SHA256:…` fingerprint (as `ssh-keygen -l` prints it) the server's host key must have. */
   hostKeySha256?: string;
   description?: string;
@@ -40,6 +47,8 @@ const KNOWN_FIELDS = new Set([
   'key_path',
   'key_passphrase_env',
   'password_env',
+  'password_secret',
+  'key_passphrase_secret',
   'host_key_sha256',
   'description',
 ]);
@@ -67,7 +76,7 @@ export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostCo
       if (field in entry) {
         throw new SshHostsError(
           `${where}: "${field}" is not accepted — secrets never go in this file. ` +
-            'Use key_path for a key file, or password_env / key_passphrase_env to name an environment variable.',
+            'Use key_path for a key file, password_env / key_passphrase_env to name an environment variable, or password_secret / key_passphrase_secret to name a vault secret.',
         );
       }
     }
@@ -80,6 +89,14 @@ export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostCo
         throw new SshHostsError(`${where}: "${field}" must be a non-empty string.`);
       return v.trim();
     };
+    const reference = (field: string): string | undefined => {
+      const v = str(field);
+      if (v !== undefined && !parseSecretReference(v))
+        throw new SshHostsError(
+          `${where}: "${field}" must be a vault reference such as {{secret:<id>.password}} (copy it from the Vault page or search_secrets), not ${JSON.stringify(v.slice(0, 12))}….`,
+        );
+      return v;
+    };
     const host = str('host');
     const user = str('user');
     if (!host) throw new SshHostsError(`${where}: "host" is required.`);
@@ -89,9 +106,13 @@ export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostCo
       throw new SshHostsError(`${where}: "port" must be an integer from 1 to 65535.`);
     const keyPath = str('key_path');
     const passwordEnv = str('password_env');
-    if (!keyPath && !passwordEnv)
-      throw new SshHostsError(`${where}: give "key_path" or "password_env" (how to authenticate).`);
+    const passwordSecret = reference('password_secret');
+    if (!keyPath && !passwordEnv && !passwordSecret)
+      throw new SshHostsError(
+        `${where}: give "key_path", "password_env" or "password_secret" (how to authenticate).`,
+      );
     const keyPassphraseEnv = str('key_passphrase_env');
+    const keyPassphraseSecret = reference('key_passphrase_secret');
     const hostKeySha256 = str('host_key_sha256');
     const description = str('description');
     hosts.set(name, {
@@ -102,6 +123,8 @@ export function parseSshHosts(raw: unknown, file: string): Map<string, SshHostCo
       ...(keyPath ? { keyPath: resolve(expandHome(keyPath)) } : {}),
       ...(keyPassphraseEnv ? { keyPassphraseEnv } : {}),
       ...(passwordEnv ? { passwordEnv } : {}),
+      ...(passwordSecret ? { passwordSecret } : {}),
+      ...(keyPassphraseSecret ? { keyPassphraseSecret } : {}),
       ...(hostKeySha256 ? { hostKeySha256 } : {}),
       ...(description ? { description } : {}),
     });

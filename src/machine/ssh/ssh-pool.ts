@@ -27,6 +27,11 @@ export interface SshPoolOptions {
   idleMs?: number;
   connectTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Reads the vault secret a host's `password_secret` / `key_passphrase_secret` names (a
+   * `{{secret:<id>.<field>}}` reference) and registers it for masking; throws saying why not.
+   */
+  secret?: (reference: string, purpose: string) => string;
 }
 
 export interface SshLease {
@@ -47,8 +52,10 @@ export class SshPool {
   readonly idleMs: number;
   private readonly connectTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly readSecret: SshPoolOptions['secret'];
 
   constructor(options: SshPoolOptions = {}) {
+    this.readSecret = options.secret;
     this.idleMs = options.idleMs ?? 10 * 60 * 1000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 15_000;
     this.env = options.env ?? process.env;
@@ -122,6 +129,20 @@ export class SshPool {
     entry.client.end();
   }
 
+  private secret(host: SshHostConfig, reference: string, what: string): string {
+    if (!this.readSecret)
+      throw new SshConnectError(
+        `Host "${host.name}": its ${what} is in the vault, and this Navi has no vault.`,
+      );
+    try {
+      return this.readSecret(reference, `ssh host ${host.name} ${what}`);
+    } catch (err) {
+      throw new SshConnectError(
+        `Host "${host.name}": its ${what} ${reference} cannot be read: ${(err as Error).message}`,
+      );
+    }
+  }
+
   private async connectConfig(host: SshHostConfig): Promise<ConnectConfig> {
     const config: ConnectConfig = {
       host: host.host,
@@ -138,7 +159,9 @@ export class SshPool {
           `Host "${host.name}": cannot read its key file ${host.keyPath} (${(err as NodeJS.ErrnoException).code ?? 'error'}).`,
         );
       }
-      if (host.keyPassphraseEnv) {
+      if (host.keyPassphraseSecret)
+        config.passphrase = this.secret(host, host.keyPassphraseSecret, 'key passphrase');
+      else if (host.keyPassphraseEnv) {
         const passphrase = this.env[host.keyPassphraseEnv];
         if (!passphrase)
           throw new SshConnectError(
@@ -147,7 +170,8 @@ export class SshPool {
         config.passphrase = passphrase;
       }
     }
-    if (host.passwordEnv) {
+    if (host.passwordSecret) config.password = this.secret(host, host.passwordSecret, 'password');
+    else if (host.passwordEnv) {
       const password = this.env[host.passwordEnv];
       if (!password)
         throw new SshConnectError(

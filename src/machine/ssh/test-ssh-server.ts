@@ -43,7 +43,8 @@ function killGroup(child: ChildProcess): void {
   if (child.exitCode === null) killGroupOf(child.pid, 'SIGKILL');
 }
 
-export async function startTestSshServer(): Promise<TestSshServer> {
+/** `password`: also accept password authentication with exactly this password. */
+export async function startTestSshServer(options: { password?: string } = {}): Promise<TestSshServer> {
   const hostKey = keyPair();
   const clientPair = keyPair();
   const allowed = utils.parseKey(clientPair.public) as ParsedKey;
@@ -58,7 +59,15 @@ export async function startTestSshServer(): Promise<TestSshServer> {
     client.on('close', () => connections.delete(client));
     client.on('error', () => {});
     client.on('authentication', (ctx) => {
-      if (ctx.method !== 'publickey') return ctx.reject(['publickey']);
+      if (ctx.method === 'password' && options.password !== undefined) {
+        const given = Buffer.from(ctx.password);
+        const expected = Buffer.from(options.password);
+        return given.length === expected.length && timingSafeEqual(given, expected)
+          ? ctx.accept()
+          : ctx.reject(['publickey', 'password']);
+      }
+      if (ctx.method !== 'publickey')
+        return ctx.reject(options.password ? ['publickey', 'password'] : ['publickey']);
       const blob = ctx.key.data;
       if (
         ctx.key.algo !== allowed.type ||

@@ -24,14 +24,24 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+const SSH_PASSWORD = 'vault-held-ssh-password';
+const VAULT_REF = '{{secret:0b6c6a2e-1f0e-4a8e-9d55-3f2f5f1e8c11.password}}';
+
 describe('SSH hosts file', () => {
   it('refuses secrets written into the file and names the field', () => {
     expect(() => parseSshHosts({ box: { host: 'h', user: 'u', password: 'x' } }, 'hosts.json')).toThrow(
       'hosts.json, host "box": "password" is not accepted — secrets never go in this file.',
     );
     expect(() => parseSshHosts({ box: { host: 'h', user: 'u' } }, 'hosts.json')).toThrow(
-      'give "key_path" or "password_env"',
+      'give "key_path", "password_env" or "password_secret"',
     );
+    expect(() =>
+      parseSshHosts({ box: { host: 'h', user: 'u', password_secret: 'hunter2-plain' } }, 'hosts.json'),
+    ).toThrow('"password_secret" must be a vault reference such as {{secret:<id>.password}}');
+    const ref = '{{secret:0b6c6a2e-1f0e-4a8e-9d55-3f2f5f1e8c11.password}}';
+    expect(
+      parseSshHosts({ box: { host: 'h', user: 'u', password_secret: ref } }, 'f').get('box'),
+    ).toMatchObject({ passwordSecret: ref });
     expect(() => parseSshHosts({ box: { host: 'h', user: 'u', key_path: '/k', port: 0 } }, 'f')).toThrow(
       '"port" must be an integer from 1 to 65535',
     );
@@ -48,7 +58,7 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
   const pools: SshPool[] = [];
 
   beforeAll(async () => {
-    server = await startTestSshServer();
+    server = await startTestSshServer({ password: SSH_PASSWORD });
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'navi-ssh-')));
     root = join(dir, 'root');
     rmSync(root, { recursive: true, force: true });
@@ -84,6 +94,7 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
           host_key_sha256: 'SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
         },
         pw: { host: '127.0.0.1', port: server.port, user: 'navi', password_env: 'NAVI_TEST_SSH_PASSWORD' },
+        vaulted: { host: '127.0.0.1', port: server.port, user: 'navi', password_secret: VAULT_REF },
       }),
     );
   });
@@ -93,8 +104,20 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const tool = (over: { idleMs?: number; maxOutputBytes?: number; env?: NodeJS.ProcessEnv } = {}) => {
-    const pool = new SshPool({ idleMs: over.idleMs ?? 60_000, connectTimeoutMs: 5000, env: over.env ?? {} });
+  const tool = (
+    over: {
+      idleMs?: number;
+      maxOutputBytes?: number;
+      env?: NodeJS.ProcessEnv;
+      secret?: (reference: string, purpose: string) => string;
+    } = {},
+  ) => {
+    const pool = new SshPool({
+      idleMs: over.idleMs ?? 60_000,
+      connectTimeoutMs: 5000,
+      env: over.env ?? {},
+      ...(over.secret && { secret: over.secret }),
+    });
     pools.push(pool);
     return {
       pool,
@@ -178,6 +201,30 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
     expect(unset.output).toBe('Host "pw": environment variable NAVI_TEST_SSH_PASSWORD is not set.');
   });
 
+  it('logs in with a password from the vault, read only when connecting', async () => {
+    const asked: string[] = [];
+    const { ssh } = tool({
+      secret: (reference, purpose) => {
+        asked.push(`${reference} for ${purpose}`);
+        return SSH_PASSWORD;
+      },
+    });
+    const res = await ssh.execute({ host: 'vaulted', command: 'echo in' }, makeCtx());
+    expect(res.output).toContain('in');
+    expect(res.success).toBe(true);
+    expect(asked).toEqual([`${VAULT_REF} for ssh host vaulted password`]);
+    const refused = await tool({
+      secret: () => {
+        throw new Error('the vault is locked: set GNEXUS_MASTER_KEY');
+      },
+    }).ssh.execute({ host: 'vaulted', command: 'true' }, makeCtx());
+    expect(refused.output).toBe(
+      `Host "vaulted": its password ${VAULT_REF} cannot be read: the vault is locked: set GNEXUS_MASTER_KEY`,
+    );
+    const noVault = await tool().ssh.execute({ host: 'vaulted', command: 'true' }, makeCtx());
+    expect(noVault.output).toBe('Host "vaulted": its password is in the vault, and this Navi has no vault.');
+  });
+
   it('checks the host key when the hosts file pins one', async () => {
     const { ssh } = tool();
     const pinned = await ssh.execute({ host: 'pinned', command: 'echo pinned' }, makeCtx());
@@ -192,7 +239,7 @@ describe.skipIf(!needsProgram(SFTP_SERVER, 'ssh_exec against a loopback SSH serv
   it('refuses unknown hosts and names the configured ones', async () => {
     const res = await tool().ssh.execute({ host: 'nope', command: 'true' }, makeCtx());
     expect(res.output).toBe(
-      'Unknown SSH host "nope". Configured hosts: box, wrongkey, down, pinned, impostor, pw.',
+      'Unknown SSH host "nope". Configured hosts: box, wrongkey, down, pinned, impostor, pw, vaulted.',
     );
   });
 

@@ -1,0 +1,31 @@
+/**
+ * The transcript as it reaches the disk: every message, patch and summary passes the secret
+ * masker first. Tool results are masked by the executor already; this catches what never went
+ * through a tool — a value the person asked the vault to reveal and the answer that repeats it,
+ * a key pasted into the chat — so the stored transcript and the next run's context never hold
+ * a secret Navi knows. Costs nothing while no secret is registered.
+ */
+import type { SecretMasker } from '../util/secret-masker.js';
+import type { BufferedMessage, MessagePatch, SessionStore, StoredMessage } from './types.js';
+
+export function maskingSessionStore(store: SessionStore, secrets: SecretMasker): SessionStore {
+  const mask = <T>(value: T): T => (secrets.size > 0 ? secrets.maskJson(value) : value);
+  return {
+    create: (input) => store.create(input),
+    get: (id) => store.get(id),
+    list: () => store.list(),
+    update: (id, patch) => store.update(id, patch),
+    delete: (id) => store.delete(id),
+    getMessages: (id) => store.getMessages(id),
+    getContext: (id) => store.getContext(id),
+    append: (sessionId, entries: BufferedMessage[]) =>
+      store.append(
+        sessionId,
+        entries.map((entry) => ({ ...entry, message: mask<StoredMessage>(entry.message) })),
+      ),
+    updateMessage: (sessionId, messageId, patch: MessagePatch) =>
+      store.updateMessage(sessionId, messageId, mask(patch)),
+    replaceContextPrefix: (sessionId, firstKeptId, summary) =>
+      store.replaceContextPrefix(sessionId, firstKeptId, mask(summary)),
+  };
+}
