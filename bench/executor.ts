@@ -50,6 +50,12 @@ function executorWith(logger: pino.Logger, secrets?: SecretMasker): ToolExecutor
     settings: { TOOL_TIMEOUT_MS: 120_000, TOOL_MAX_OUTPUT_CHARS: 50_000 },
     logger,
     ...(secrets ? { secrets } : {}),
+    // As Navi runs: every call's arguments are searched for vault references (none here).
+    references: {
+      resolve: () => {
+        throw new Error('the bench names no secret');
+      },
+    },
   });
 }
 
