@@ -10,13 +10,14 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { parseServeArgs, registerShippedTool, type ServeHandle, serve } from './serve.js';
-import { type ShippedTool, toolText } from './tool.js';
+import { type ShippedTool, type ToolRequest, toolText } from './tool.js';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 const MAIN = ['--import', 'tsx', join('src', 'servers', 'navi-web', 'main.ts')];
@@ -277,6 +278,32 @@ describe('serving in-process', () => {
     await handle.closed;
     expect(closedResources).toBe(true);
     await expect(rawPost(url.href, {})).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("hands the request's _meta to the handler, and an empty one when the client sends none", async () => {
+    const seen: ToolRequest[] = [];
+    const echo: ShippedTool = {
+      name: 'echo_meta',
+      description: 'Records its request.',
+      inputSchema: {},
+      annotations: { readOnlyHint: true },
+      handler: async (_args, _signal, request) => {
+        if (request) seen.push(request);
+        return toolText('ok');
+      },
+    };
+    const server = new McpServer({ name: 'test', version: '1.0.0' });
+    registerShippedTool(server, echo);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'meta', version: '0' });
+    await client.connect(clientSide);
+    await client.callTool({ name: 'echo_meta', arguments: {}, _meta: { 'navi/session_id': 's-1' } });
+    await client.callTool({ name: 'echo_meta', arguments: {} });
+    await client.close();
+    expect(seen).toHaveLength(2);
+    expect(seen[0]?.meta['navi/session_id']).toBe('s-1');
+    expect(seen[1]?.meta['navi/session_id']).toBeUndefined();
   });
 
   it('finishes shutting down when onClose hangs', async () => {

@@ -13,7 +13,7 @@ import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/m
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { z } from 'zod';
-import { type ShippedTool, toolError } from './tool.js';
+import { type ShippedTool, type ToolRequest, toolError } from './tool.js';
 
 export type ServeMode = { kind: 'stdio' } | { kind: 'http'; port: number };
 
@@ -40,15 +40,16 @@ export function parseServeArgs(argv: readonly string[]): ServeMode {
 
 /**
  * Registers a ShippedTool with the SDK. The call's AbortSignal (client cancellation, session
- * end) reaches the handler; a handler that throws becomes an error result naming the tool.
+ * end) and its `_meta` reach the handler; a handler that throws becomes an error result naming
+ * the tool.
  */
 export function registerShippedTool<Shape extends z.ZodRawShape>(
   server: McpServer,
   tool: ShippedTool<Shape>,
 ): void {
-  const run = async (args: unknown, signal: AbortSignal) => {
+  const run = async (args: unknown, signal: AbortSignal, request: ToolRequest) => {
     try {
-      return await tool.handler(args as z.infer<z.ZodObject<Shape>>, signal);
+      return await tool.handler(args as z.infer<z.ZodObject<Shape>>, signal, request);
     } catch (err) {
       return toolError(
         `${tool.name} failed unexpectedly: ${err instanceof Error ? err.message : String(err)}. Try again; if it keeps failing, tell the user.`,
@@ -56,7 +57,8 @@ export function registerShippedTool<Shape extends z.ZodRawShape>(
     }
   };
   // The SDK infers argument types from a concrete shape; `run` restores the tool's own.
-  const callback: ToolCallback<z.ZodRawShape> = (args, extra) => run(args, extra.signal);
+  const callback: ToolCallback<z.ZodRawShape> = (args, extra) =>
+    run(args, extra.signal, { meta: extra._meta ?? {} });
   server.registerTool(
     tool.name,
     {

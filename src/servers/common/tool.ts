@@ -6,14 +6,30 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 
+/** What a call carries besides its arguments. */
+export interface ToolRequest {
+  /**
+   * The request's `_meta` as the client sent it (Navi sends `navi/session_id` to the servers it
+   * ships). Client-written: a handler may record it, never trust it for a decision.
+   */
+  meta: Readonly<Record<string, unknown>>;
+}
+
 export interface ShippedTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
   description: string;
   /** Arguments as a zod object shape: the SDK turns it into the JSON Schema clients see. */
   inputSchema: Shape;
   annotations: ToolAnnotations;
-  /** Runs one call. `signal` fires when the client cancels or the server shuts down. */
-  handler(args: z.infer<z.ZodObject<Shape>>, signal: AbortSignal): Promise<CallToolResult>;
+  /**
+   * Runs one call. `signal` fires when the client cancels or the server shuts down; `request`
+   * is absent when a test calls the handler directly.
+   */
+  handler(
+    args: z.infer<z.ZodObject<Shape>>,
+    signal: AbortSignal,
+    request?: ToolRequest,
+  ): Promise<CallToolResult>;
 }
 
 /** A failed call as the model should read it: what went wrong and what to do. */
