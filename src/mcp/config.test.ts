@@ -44,6 +44,21 @@ describe('parseServerConfig', () => {
     expect(() => parseServerConfig(text, 'f.json')).toThrow(reason);
   });
 
+  it('reads confirm_tools, the tools that ask before every call, and refuses a malformed list', () => {
+    const config = parseServerConfig(
+      JSON.stringify({ name: 'v', command: 'node', confirm_tools: ['reveal_secret'] }),
+      'v.json',
+    );
+    expect(config.confirmTools).toEqual(['reveal_secret']);
+    expect(parseServerConfig('{"name":"v","command":"node"}', 'v.json').confirmTools).toBeUndefined();
+    expect(() => parseServerConfig('{"name":"v","command":"n","confirm_tools":"reveal"}', 'v.json')).toThrow(
+      /^confirm_tools: /,
+    );
+    expect(() => parseServerConfig('{"name":"v","command":"n","confirm_tools":[""]}', 'v.json')).toThrow(
+      /confirm_tools\.0: a tool name must not be empty/,
+    );
+  });
+
   it('renders the exact launch line with cwd and environment, quoted for a shell', () => {
     const config = parseServerConfig(
       JSON.stringify({

@@ -38,6 +38,16 @@ const common = {
   max_message_bytes: z.number().int().min(1024).optional(),
   created_by: z.enum(['agent', 'user']).optional(),
   approved_command: z.string().optional(),
+  confirm_tools: z
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1, { message: 'a tool name must not be empty' })
+        .max(128, { message: 'a tool name is at most 128 characters' }),
+    )
+    .max(200, { message: 'lists at most 200 tools' })
+    .optional(),
   transport: z.enum(['stdio', 'http', 'streamable-http', 'streamable_http']).optional(),
   $schema: z.string().optional(),
   $comment: z.string().optional(),
@@ -144,6 +154,7 @@ export function parseServerConfig(text: string, file: string, options: ParseOpti
     ...(c.group !== undefined && { group: c.group }),
     ...(c.timeout_ms !== undefined && { timeoutMs: c.timeout_ms }),
     ...(c.approved_command !== undefined && { approvedCommand: c.approved_command }),
+    ...(c.confirm_tools !== undefined && { confirmTools: c.confirm_tools }),
   };
   if ('command' in c) {
     return {

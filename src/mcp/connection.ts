@@ -28,6 +28,14 @@ export interface ConnectionDeps {
 const MAX_PAGES = 100;
 const STDERR_KEPT = 5;
 
+/** Who makes a call, as far as a shipped server may know it. */
+export interface CallOrigin {
+  sessionId?: string;
+}
+
+/** The `_meta` key under which shipped servers receive the calling session's id. */
+export const SESSION_META_KEY = 'navi/session_id';
+
 /** Thrown when a tool is called while its server is not ready. */
 export class McpUnavailableError extends Error {}
 
@@ -84,12 +92,17 @@ export class McpConnection {
     this.transport = undefined;
   }
 
-  /** Calls one tool; throws `McpUnavailableError` when the server is not ready. */
+  /**
+   * Calls one tool; throws `McpUnavailableError` when the server is not ready. A server shipped
+   * with Navi also gets the calling session's id in the request's `_meta` (`navi/session_id`),
+   * for its audit log; no other server learns it.
+   */
   async call(
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs: number,
+    caller: CallOrigin = {},
   ): Promise<CallToolResult> {
     const client = this.client;
     if (this.state !== 'ready' || !client) throw new McpUnavailableError(this.unavailableMessage());
@@ -101,7 +114,11 @@ export class McpConnection {
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+      const meta =
+        this.config.shipped && caller.sessionId !== undefined
+          ? { _meta: { [SESSION_META_KEY]: caller.sessionId } }
+          : {};
+      return (await client.callTool({ name: tool, arguments: args, ...meta }, undefined, {
         signal: local.signal,
         timeout: timeoutMs,
       })) as CallToolResult;

@@ -9,7 +9,7 @@ import type { McpConnection } from './connection.js';
 import { keepImageAsFile } from './image-file.js';
 import { isNaviUiServer } from './naming.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
-import { mcpToolRisk } from './tool-risk.js';
+import { asksBeforeEveryCall, mcpToolRisk } from './tool-risk.js';
 
 export interface AdapterLimits {
   timeoutMs: number;
@@ -38,7 +38,7 @@ export function mcpToolDefinition(
     description,
     parameters: toolParameters(tool),
     ...(group !== undefined && { group }),
-    risk: mcpToolRisk(tool.annotations, group),
+    risk: mcpToolRisk(tool.annotations, group, asksBeforeEveryCall(config, tool.name)),
     async execute(params, ctx) {
       try {
         const result = await connection.call(
@@ -46,6 +46,7 @@ export function mcpToolDefinition(
           params,
           ctx.signal,
           config.timeoutMs ?? limits.timeoutMs,
+          { sessionId: ctx.sessionId },
         );
         const converted = convertCallResult(result, {
           maxChars: limits.maxOutputChars * 2,

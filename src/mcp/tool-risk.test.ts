@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { defaultAction } from '../tools/hooks.js';
+import { defaultAction, resolveHookAction } from '../tools/hooks.js';
 import { groupOf } from '../tools/policy.js';
+import { testProfile } from '../tools/test-helpers.js';
 import { ok } from '../tools/types.js';
-import { mcpToolRisk } from './tool-risk.js';
+import { parseServerConfig } from './config.js';
+import { asksBeforeEveryCall, mcpToolRisk } from './tool-risk.js';
 
 const asTool = (risk: ReturnType<typeof mcpToolRisk>) => ({
   tool: { name: 'mcp__s__t', description: '', parameters: {}, risk, execute: async () => ok('') },
@@ -40,5 +42,53 @@ describe('risk of an MCP tool from its annotations', () => {
     expect(secret.secrets).toBe(true);
     expect(hook(secret)).toBe('log');
     expect(groupOf(asTool(secret))).toBe('secrets');
+  });
+});
+
+describe('confirm_tools of a server config', () => {
+  const config = parseServerConfig(
+    JSON.stringify({ name: 'vault', command: 'node', group: 'secrets', confirm_tools: ['reveal_secret'] }),
+    'vault.json',
+  );
+  const entry = (tool: string) => ({
+    tool: {
+      name: `mcp__vault__${tool}`,
+      description: '',
+      parameters: {},
+      risk: mcpToolRisk(
+        { readOnlyHint: true, openWorldHint: false },
+        'secrets',
+        asksBeforeEveryCall(config, tool),
+      ),
+      execute: async () => ok(''),
+    },
+    source: 'mcp' as const,
+    server: 'vault',
+  });
+  const decide = (tool: string, profile = testProfile()) =>
+    resolveHookAction(profile, entry(tool), { sandboxAvailable: true }).action;
+
+  it('asks before every call of a listed tool, by its own name only', () => {
+    expect(asksBeforeEveryCall(config, 'reveal_secret')).toBe(true);
+    expect(asksBeforeEveryCall(config, 'mcp__vault__reveal_secret')).toBe(false);
+    expect(asksBeforeEveryCall(config, 'get_secret')).toBe(false);
+    expect(mcpToolRisk({ readOnlyHint: true }, 'secrets', true).asks).toBe(true);
+    expect(decide('reveal_secret')).toBe('confirm');
+    expect(decide('get_secret')).toBe('log');
+  });
+
+  it("gives way to the profile's trusted_tools and autonomous autonomy, like any shipped confirm", () => {
+    expect(decide('reveal_secret', testProfile({ trusted_tools: ['mcp__vault__reveal_secret'] }))).toBe(
+      'log',
+    );
+    expect(decide('reveal_secret', testProfile({ autonomy: 'autonomous' }))).toBe('log');
+    expect(decide('reveal_secret', testProfile({ autonomy: 'strict' }))).toBe('confirm');
+    // The profile's own confirm_tools still wins over its trust.
+    expect(
+      decide(
+        'reveal_secret',
+        testProfile({ trusted_tools: ['mcp__vault__*'], confirm_tools: ['mcp__vault__reveal_secret'] }),
+      ),
+    ).toBe('confirm');
   });
 });

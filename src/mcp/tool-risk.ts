@@ -7,14 +7,21 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRisk } from '../tools/risk.js';
 import type { ToolGroup } from '../tools/types.js';
+import type { McpServerConfig } from './types.js';
 
 /**
  * `readOnlyHint: true` drops `writes`; `openWorldHint: false` drops `network`; everything else
  * (absent annotations, `destructiveHint` either way) leaves the tool writing and networked.
  * MCP has no hint for credentials: a server configured with `"group": "secrets"` marks all its
- * tools as revealing secrets, so their audit lines are redacted.
+ * tools as revealing secrets, so their audit lines are redacted. Nor has it one for "ask the
+ * person first": `asks` comes from the server config's `confirm_tools`, written by whoever
+ * installed the server, never from the server's own answer.
  */
-export function mcpToolRisk(annotations: ToolAnnotations | undefined, serverGroup?: ToolGroup): ToolRisk {
+export function mcpToolRisk(
+  annotations: ToolAnnotations | undefined,
+  serverGroup?: ToolGroup,
+  asks = false,
+): ToolRisk {
   const writes = annotations?.readOnlyHint !== true;
   const network = annotations?.openWorldHint !== false;
   return {
@@ -22,5 +29,11 @@ export function mcpToolRisk(annotations: ToolAnnotations | undefined, serverGrou
     ...(writes && { writes: true }),
     ...(network && { network: true }),
     ...(serverGroup === 'secrets' && { secrets: true }),
+    ...(asks && { asks: true }),
   };
+}
+
+/** Whether the server's config lists `tool` (its own name, without the `mcp__` prefix) in `confirm_tools`. */
+export function asksBeforeEveryCall(config: Pick<McpServerConfig, 'confirmTools'>, tool: string): boolean {
+  return config.confirmTools?.includes(tool) ?? false;
 }

@@ -24,6 +24,8 @@ interface ServerConfigBase {
   shipped: boolean;
   /** The launch line the user approved (agent-written configs only). */
   approvedCommand?: string;
+  /** The server's own tool names (no `mcp__` prefix) that ask the person before every call. */
+  confirmTools?: string[];
 }
 
 export interface StdioServerConfig extends ServerConfigBase {

@@ -5,11 +5,11 @@
  * - `confirm`: the user must approve the call first (`ToolContext.confirm`).
  *
  * Shipped defaults follow each tool's declared risk (see risk.ts): tools that execute without
- * a sandbox ask, tools that may change something log, read-only tools stay silent. A profile
- * tightens or loosens them with `autonomy`, and overrides single tools with `confirm_tools`
- * (always ask) and `trusted_tools` (never ask); `confirm_tools` wins. A tool may also ask for
- * single calls (`ToolDefinition.confirmCall`); such a call is treated like a tool whose shipped
- * default is `confirm`.
+ * a sandbox or declare `asks` ask, tools that may change something log, read-only tools stay
+ * silent. A profile tightens or loosens them with `autonomy`, and overrides single tools with
+ * `confirm_tools` (always ask) and `trusted_tools` (never ask); `confirm_tools` wins. A tool
+ * may also ask for single calls (`ToolDefinition.confirmCall`); such a call is treated like a
+ * tool whose shipped default is `confirm`.
  */
 import type { Profile } from '../config/profiles.js';
 import { firstMatch } from './policy.js';

@@ -30,6 +30,11 @@ describe('hook defaults from risk', () => {
     expect(action({}, false)).toBe('silent');
   });
 
+  it('asks before every call of a tool that declares asks, whatever else it declares', () => {
+    expect(action({ reads: true, asks: true }, true)).toBe('confirm');
+    expect(action({ executes: true, sandboxed: true, asks: true }, true)).toBe('confirm');
+  });
+
   it('logs a tool that declares nothing', () => {
     expect(action(undefined, false)).toBe('log');
   });

@@ -23,6 +23,11 @@ export interface ToolRisk {
   readonly secrets?: boolean;
   /** What it executes runs inside the bubblewrap sandbox when one is available. */
   readonly sandboxed?: boolean;
+  /**
+   * Asks the person to approve every call, whatever else it does: its author wants a person in
+   * the loop (an MCP server's `confirm_tools`, such as gnexus-creds' `reveal_secret`).
+   */
+  readonly asks?: boolean;
 }
 
 /** Every flag of `ToolRisk`, for checking what a user tool exports. */
@@ -33,6 +38,7 @@ export const RISK_FLAGS = [
   'network',
   'secrets',
   'sandboxed',
+  'asks',
 ] as const satisfies readonly (keyof ToolRisk)[];
 
 // Does not compile when ToolRisk gains a flag missing above.
@@ -59,6 +65,7 @@ export type HookDefault =
  * sandbox, confirm without it) and before the profile's autonomy and overrides.
  */
 export function hookDefaultFor(risk: ToolRisk): HookDefault {
+  if (risk.asks) return { action: 'confirm', reason: 'it asks for approval of every call' };
   if (risk.executes) {
     return risk.sandboxed
       ? { action: 'sandbox', reason: 'it runs commands or code' }
