@@ -8,6 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
 import { SessionFileWriter } from '../tools/session-file-writer.js';
+import { launchLine, parseServerConfig } from './config.js';
 import { bin, createManager, tempDir, toolContext, writeConfig } from './fixtures/harness.js';
 import type { McpManager } from './manager.js';
 import { SHIPPED_SERVERS_DIR, shippedPlaceholders } from './shipped.js';
@@ -104,11 +105,37 @@ describe('shipped MCP servers', () => {
     expect(lookup('PATH')).toBeUndefined();
   });
 
-  it('ship navi-web with a config that only names known placeholders', () => {
-    const config = readFileSync(join(SHIPPED_SERVERS_DIR, 'navi-web.json'), 'utf8');
+  it('ship navi-web and gnexus-creds with configs that only name known placeholders', () => {
     const lookup = shippedPlaceholders(testSettings());
-    for (const [, name] of config.matchAll(/\$\{([A-Za-z0-9_]+)\}/g))
-      expect(lookup(name ?? ''), name).toBeDefined();
+    for (const file of ['navi-web.json', 'gnexus-creds.json']) {
+      const config = readFileSync(join(SHIPPED_SERVERS_DIR, file), 'utf8');
+      for (const [, name] of config.matchAll(/\$\{([A-Za-z0-9_]+)\}/g))
+        expect(lookup(name ?? ''), `${file}: ${name}`).toBeDefined();
+    }
+  });
+
+  it("start gnexus-creds in the program folder, told Navi's working folder, asking before reveal_secret", () => {
+    const lookup = shippedPlaceholders(testSettings({ GNEXUS_MASTER_KEY: 'k3y' }));
+    expect(lookup('NAVI_CWD')).toBe(process.cwd());
+    const file = join(SHIPPED_SERVERS_DIR, 'gnexus-creds.json');
+    const config = parseServerConfig(readFileSync(file, 'utf8'), file, { placeholders: lookup });
+    expect(config).toMatchObject({
+      name: 'gnexus-creds',
+      group: 'secrets',
+      shipped: true,
+      confirmTools: ['reveal_secret'],
+      cwd: lookup('NAVI_HOME'),
+    });
+    if (config.transport !== 'stdio') throw new Error('gnexus-creds is a stdio server');
+    expect(config.env).toMatchObject({
+      NAVI_CWD: process.cwd(),
+      GNEXUS_MASTER_KEY: 'k3y',
+      GNEXUS_VAULT_PATH: 'vault.db',
+      GNEXUS_KEY_FILE: 'vault.key',
+      GNEXUS_AUDIT_LOG: 'vault-audit.jsonl',
+    });
+    expect(launchLine(config)).toContain('GNEXUS_MASTER_KEY=[secret]');
+    expect(launchLine(config)).not.toContain('k3y');
   });
 });
 

@@ -14,6 +14,15 @@ describe('conformance baseline', () => {
       expect(baseline.has(scenario)).toBe(false);
   });
 
+  it('reads the gnexus-creds baseline, which lets no transport or tool-listing failure pass', () => {
+    const baseline = parseBaseline(
+      readFileSync(join(import.meta.dirname, 'gnexus-creds.baseline.yml'), 'utf8'),
+    );
+    expect(baseline.get('resources-list')).toBe('gnexus-creds offers no resources.');
+    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'])
+      expect(baseline.has(scenario)).toBe(false);
+  });
+
   it.each([
     ['an entry without a reason', 'server:\n  ping:\n'],
     ['an entry outside server:', '  ping: because\n'],

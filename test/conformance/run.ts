@@ -1,35 +1,58 @@
 /**
- * `npm run conformance`: starts navi-web as Streamable HTTP on a free loopback port, runs the
- * server scenarios of @modelcontextprotocol/conformance against it, and compares the failures
- * with navi-web.baseline.yml. Exit code 1 on any failure the baseline does not list; baseline
- * entries that pass now are named so they can be removed. Nothing leaves the machine: the
- * scenarios only talk to the local server, and they call no tool navi-web has.
+ * `npm run conformance`: starts each shipped MCP server (navi-web, gnexus-creds) as Streamable
+ * HTTP on a free loopback port, runs the server scenarios of @modelcontextprotocol/conformance
+ * against it, and compares the failures with the server's baseline (`<server>.baseline.yml`).
+ * Exit code 1 on any failure a baseline does not list; baseline entries that pass now are named
+ * so they can be removed. Nothing leaves the machine: the scenarios only talk to the local
+ * server, and they call none of its tools. gnexus-creds gets a new vault in a temporary folder.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { compare, parseBaseline, type ScenarioResult } from './baseline.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
-const baselineFile = join(import.meta.dirname, 'navi-web.baseline.yml');
 const cli = join(repoRoot, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const START_TIMEOUT_MS = 60_000;
 const RUN_TIMEOUT_MS = 180_000;
 
-/** Starts navi-web and resolves to its endpoint, from the one line it prints when listening. */
-function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/servers/navi-web/main.ts', '--http', '0'], {
+interface Target {
+  name: string;
+  main: string;
+  /** Settings beyond the defaults, given a temporary folder of the run's own. */
+  env(workDir: string): Record<string, string>;
+}
+
+const targets: Target[] = [
+  { name: 'navi-web', main: 'src/servers/navi-web/main.ts', env: () => ({}) },
+  {
+    name: 'gnexus-creds',
+    main: 'src/servers/gnexus-creds/main.ts',
+    // A new vault, unlocked by a key made for this run, in the run's folder.
+    env: (workDir) => ({ NAVI_CWD: workDir, GNEXUS_MASTER_KEY: randomBytes(32).toString('base64') }),
+  },
+];
+
+/** Starts a server and resolves to its endpoint, from the one line it prints when listening. */
+function startServer(target: Target, workDir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', target.main, '--http', '0'], {
     cwd: repoRoot,
-    // Defaults for every setting: the user's environment must not change the result.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: process.env.TMPDIR ?? '' },
+    // Defaults for every other setting: the user's environment must not change the result.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TMPDIR: process.env.TMPDIR ?? '',
+      ...target.env(workDir),
+    },
     stdio: ['ignore', 'inherit', 'pipe'],
   });
   return new Promise((done, fail) => {
     let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      fail(new Error(`navi-web did not start within ${START_TIMEOUT_MS} ms:\n${stderr}`));
+      fail(new Error(`${target.name} did not start within ${START_TIMEOUT_MS} ms:\n${stderr}`));
     }, START_TIMEOUT_MS);
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
@@ -41,7 +64,7 @@ function startServer(): Promise<{ url: string; child: ChildProcess }> {
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      fail(new Error(`navi-web exited (${signal ?? `code ${code}`}) before listening:\n${stderr}`));
+      fail(new Error(`${target.name} exited (${signal ?? `code ${code}`}) before listening:\n${stderr}`));
     });
   });
 }
@@ -110,35 +133,35 @@ function readResults(output: string, outDir: string): ScenarioResult[] {
   });
 }
 
-async function main(): Promise<number> {
-  if (!existsSync(cli)) {
-    console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
-    return 1;
-  }
-  const baseline = parseBaseline(readFileSync(baselineFile, 'utf8'), 'navi-web.baseline.yml');
+/** Runs the suite against one server; resolves to whether it met its baseline. */
+async function check(target: Target): Promise<boolean> {
+  const baselineName = `${target.name}.baseline.yml`;
+  const baseline = parseBaseline(readFileSync(join(import.meta.dirname, baselineName), 'utf8'), baselineName);
   const outDir = mkdtempSync(join(tmpdir(), 'navi-conformance-'));
-  const { url, child } = await startServer();
-  let output: string;
-  try {
-    output = await runScenarios(url, outDir);
-  } finally {
-    const code = await stopServer(child);
-    if (code !== 0)
-      console.error(`conformance: navi-web did not shut down cleanly on SIGTERM (exit ${code}).`);
-  }
+  const workDir = mkdtempSync(join(tmpdir(), `navi-conformance-${target.name}-`));
   let results: ScenarioResult[];
   try {
+    const { url, child } = await startServer(target, workDir);
+    let output: string;
+    try {
+      output = await runScenarios(url, outDir);
+    } finally {
+      const code = await stopServer(child);
+      if (code !== 0)
+        console.error(`conformance: ${target.name} did not shut down cleanly on SIGTERM (exit ${code}).`);
+    }
     results = readResults(output, outDir);
   } finally {
     rmSync(outDir, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
   }
   const { unexpected, expected, nowPassing, notRun } = compare(results, baseline);
   const passed = results.length - unexpected.length - expected.length;
   console.log(
-    `conformance: navi-web, ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
+    `conformance: ${target.name}, ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
   );
   if (nowPassing.length > 0) {
-    console.log('\nNow passing: remove these from test/conformance/navi-web.baseline.yml:');
+    console.log(`\nNow passing: remove these from test/conformance/${baselineName}:`);
     for (const s of nowPassing) console.log(`  ✓ ${s}`);
   }
   if (notRun.length > 0) {
@@ -151,9 +174,20 @@ async function main(): Promise<number> {
       console.log(`  ✗ ${r.scenario}`);
       for (const f of r.failures) console.log(`      ${f}`);
     }
+    return false;
+  }
+  return true;
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(cli)) {
+    console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
     return 1;
   }
-  return 0;
+  let ok = true;
+  // One after the other: each run is short, and their output stays apart.
+  for (const target of targets) ok = (await check(target)) && ok;
+  return ok ? 0 : 1;
 }
 
 process.exitCode = await main();

@@ -1,0 +1,50 @@
+/**
+ * Secrets as the model reads them: one block per secret (name, type, tags, status, id, dates,
+ * then its fields), a secret field always as a mask with the reference that stands for it, and
+ * one line that says how a value is used without being seen.
+ */
+import { type SecretRecord, secretReference } from '../../vault/types.js';
+
+/** What stands for a secret value in every listing, whatever the vault's record carries. */
+export const MASK = '••••••••';
+
+export const USE_BY_REFERENCE =
+  'To use a secret value, put its reference in the argument of the tool that needs it (a terminal ' +
+  'command, an HTTP header, an SSH password); Navi substitutes it when the tool runs and hides it in ' +
+  'the output. Only use reveal_secret when the person asks to see the value.';
+
+/** A plain value on one line: a value with line breaks or quotes is shown as a JSON string. */
+function plainValue(value: string): string {
+  return /[\r\n"]/.test(value) || value.trim() !== value ? JSON.stringify(value) : value;
+}
+
+export function secretText(record: SecretRecord): string {
+  const lines = [
+    `${record.name}`,
+    `  type: ${record.type}`,
+    `  tags: ${record.tags.length > 0 ? record.tags.join(', ') : '(none)'}`,
+    `  status: ${record.status}`,
+    `  id: ${record.id}`,
+    `  created: ${record.created_at}, updated: ${record.updated_at}`,
+  ];
+  if (record.fields.length === 0) lines.push('  fields: (none)');
+  else lines.push('  fields:');
+  for (const field of record.fields) {
+    // The record is masked already; the mask is written here anyway so no value can slip through.
+    lines.push(
+      field.secret
+        ? `    ${field.name}: ${MASK} (secret; use ${secretReference(record.id, field.name)})`
+        : `    ${field.name}: ${plainValue(field.value)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** One secret with a heading line, and the line about references. */
+export function oneSecretText(heading: string, record: SecretRecord): string {
+  return `${heading}\n\n${secretText(record)}\n\n${USE_BY_REFERENCE}`;
+}
+
+export function secretListText(heading: string, records: readonly SecretRecord[]): string {
+  return `${heading}\n\n${records.map(secretText).join('\n\n')}\n\n${USE_BY_REFERENCE}`;
+}

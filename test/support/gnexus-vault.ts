@@ -1,0 +1,64 @@
+/**
+ * Test set-up for the gnexus-creds tools: a real vault in a temporary folder, and a way to call
+ * a tool's handler as the SDK would, with the arguments checked by its own schema first.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { createGnexusCredsServer, type GnexusCreds } from '../../src/servers/gnexus-creds/server.js';
+import { openVault, type VaultOptions } from '../../src/vault/index.js';
+import type { Vault } from '../../src/vault/types.js';
+
+export const MASTER_KEY = 'a test master key that is long enough';
+
+export interface TestVault {
+  dir: string;
+  options: VaultOptions;
+  vault: Vault;
+  creds: GnexusCreds;
+  /** Parses `args` with the tool's schema (throws on bad input), then runs its handler. */
+  call(tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<CallToolResult>;
+  remove(): void;
+}
+
+export function vaultOptionsIn(dir: string, masterKey = MASTER_KEY): VaultOptions {
+  return {
+    path: join(dir, 'vault.db'),
+    keyFile: join(dir, 'vault.key'),
+    masterKey,
+    auditLog: join(dir, 'vault-audit.jsonl'),
+  };
+}
+
+export function openTestVault(
+  dir = mkdtempSync(join(tmpdir(), 'gnexus-creds-')),
+  masterKey = MASTER_KEY,
+): TestVault {
+  const options = vaultOptionsIn(dir, masterKey);
+  const vault = openVault(options);
+  const creds = createGnexusCredsServer(vault);
+  return {
+    dir,
+    options,
+    vault,
+    creds,
+    async call(name, args, meta) {
+      const tool = creds.tools.find((t) => t.name === name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      const parsed = z.object(tool.inputSchema).parse(args);
+      return tool.handler(parsed, new AbortController().signal, meta ? { meta } : undefined);
+    },
+    remove() {
+      vault.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The text of a result's first content item. */
+export function textOf(result: CallToolResult): string {
+  const first = result.content[0];
+  return first?.type === 'text' ? first.text : '';
+}
