@@ -63,6 +63,11 @@ describe('a vault secret used by reference', () => {
         PROFILES_DIR: profilesDir([
           { ...plainProfile, autonomy: 'autonomous' },
           { ...plainProfile, id: 'nosecrets', autonomy: 'autonomous', secret_tools: [] },
+          {
+            ...plainProfile,
+            id: 'revealer',
+            trusted_tools: ['mcp__gnexus_creds__reveal_secret'],
+          },
         ]),
         DEFAULT_PROFILE: 'plain',
         MCP_SHIPPED_SERVERS: 'true',
@@ -221,5 +226,39 @@ describe('a vault secret used by reference', () => {
     for (const t of tools)
       expect(String(t.content)).toMatch(/was not run: \{\{secret:[0-9a-f-]+\.token\}\} cannot be used: /);
     expect(JSON.stringify(tools)).not.toContain('old-value-123456');
+  });
+
+  it('a value revealed on request is shown once, then masked in the transcript and the next run', async () => {
+    const { fake, navi } = app;
+    const sessionId = await navi.createSession('revealer');
+    fake.reset();
+    fake.enqueue(
+      {
+        toolCalls: [
+          {
+            id: 'r1',
+            name: 'mcp__gnexus_creds__reveal_secret',
+            arguments: { id: secretId, field: 'token', reason: 'the person asked to see it' },
+          },
+        ],
+      },
+      { text: `Your token is ${VALUE}.` },
+    );
+    const events = await run(sessionId, 'Show me my Example API token.');
+    const call = events.find((e) => e.type === 'tool_call');
+    expect(call && 'result' in call ? call.result : '').toContain(VALUE);
+
+    const stored = JSON.stringify(await (await fetch(`${navi.url}/sessions/${sessionId}`)).json());
+    expect(stored).not.toContain(VALUE);
+    expect(stored).toContain('Your token is [secret hidden: ');
+
+    fake.enqueue({ text: 'Noted.' });
+    await run(sessionId, 'Thanks.');
+    const next = fake.requests.filter((r) => r.kind === 'chat').at(-1);
+    expect(JSON.stringify(next?.body)).not.toContain(VALUE);
+    expect(lines.join('')).not.toContain(VALUE);
+
+    const reveal = navi.services.vault.auditLog({ secret_id: secretId }).find((e) => e.action === 'reveal');
+    expect(reveal).toMatchObject({ field: 'token', session_id: sessionId, reason: 'the person asked to see it' });
   });
 });
