@@ -54,6 +54,20 @@ export const errorTable = {
     message: 'That recall has already finished or been cancelled; it has nothing left to cancel or skip',
   },
   INVALID_FACT: { status: 400, message: 'The memory fact is not valid' },
+  // The secrets vault (REST /vault/...). The server adds the vault's own sentence, which says
+  // what was wrong and what to do.
+  VAULT_INVALID: { status: 400, message: 'The vault refused the request' },
+  VAULT_NOT_FOUND: { status: 404, message: 'The vault has no such secret or field' },
+  VAULT_CONFLICT: { status: 409, message: 'The vault cannot make that change now' },
+  VAULT_LOCKED: { status: 423, message: 'The vault is locked' },
+  // 503, not 500: the request was fine and nothing happened; the disk under the audit log or the
+  // vault file needs the person's attention, and the same request works once it is fixed.
+  VAULT_AUDIT_FAILED: {
+    status: 503,
+    message:
+      'The vault audit log cannot be written, so nothing was revealed or changed; check that GNEXUS_AUDIT_LOG names a file Navi can write, on a disk with free space',
+  },
+  VAULT_UNAVAILABLE: { status: 503, message: 'The vault file cannot be read or written' },
   FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
   RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },
   PAIRING_CODE_USED: {

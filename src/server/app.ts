@@ -8,7 +8,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyMultipart from '@fastify/multipart';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  LogController,
+} from 'fastify';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/commands.js';
 import { registerAuth } from './auth.js';
 import { reapConnectionsOnClose } from './connection-reaper.js';
@@ -27,6 +32,7 @@ import { messageRoutes } from './routes/messages.js';
 import { pairingRoutes } from './routes/pairing.js';
 import { recallRoutes } from './routes/recalls.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { vaultRoutes } from './routes/vault.js';
 import { RunRegistry } from './run-registry.js';
 import type { NaviServices } from './services.js';
 import { type Clock, SessionFiles } from './session-files.js';
@@ -73,6 +79,13 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
     // Client mistakes must be refused, not silently coerced ("true" is not a boolean).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors the router raises before any route (a bad URL, an over-long path segment) get the
+    // same table-coded answers as the rest, instead of Fastify's own bodies echoing the URL.
+    frameworkErrors: (error, _request, reply) => {
+      const { apiError } = toApiError(error);
+      // The option's reply type is generic over every route's schema; ours is the plain one.
+      return (reply as FastifyReply).code(apiError.status).send(apiError.toBody());
+    },
     return503OnClosing: true,
   });
 
@@ -119,6 +132,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(sessionRoutes, context);
   app.register(memoryRoutes, context);
   app.register(recallRoutes, context);
+  app.register(vaultRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
   app.register(sessionSocketRoutes, {

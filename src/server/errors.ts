@@ -43,6 +43,8 @@ const frameworkCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
   FST_ERR_NOT_FOUND: 'NOT_FOUND',
   FST_ERR_BAD_URL: 'NOT_FOUND',
+  // A path segment longer than the router keeps (100 characters) names nothing that exists.
+  FST_ERR_MAX_PARAM_LENGTH: 'NOT_FOUND',
   FST_REQ_FILE_TOO_LARGE: 'FILE_TOO_LARGE',
   FST_PARTS_LIMIT: 'BODY_TOO_LARGE',
   FST_FILES_LIMIT: 'BODY_TOO_LARGE',
@@ -63,8 +65,25 @@ export function toApiError(error: unknown): { apiError: ApiError; internal: bool
   if (Array.isArray(e.validation)) {
     // Validation messages come from our own route schemas, so they are safe and useful to show.
     const where = typeof e.validationContext === 'string' ? e.validationContext : 'request';
-    const first = e.validation[0] as { instancePath?: string; message?: string } | undefined;
-    const detail = first ? `${where}${first.instancePath ?? ''} ${first.message ?? 'is invalid'}` : undefined;
+    const first = e.validation[0] as
+      | {
+          instancePath?: string;
+          message?: string;
+          params?: { additionalProperty?: unknown; allowedValues?: unknown };
+        }
+      | undefined;
+    // Name the unknown key, or the values allowed, so the client knows what to send instead.
+    const extra = first?.params?.additionalProperty;
+    const allowed = first?.params?.allowedValues;
+    const named =
+      typeof extra === 'string'
+        ? ` (${JSON.stringify(extra.slice(0, 64))})`
+        : Array.isArray(allowed)
+          ? ` (${allowed.map((v) => JSON.stringify(v)).join(', ')})`
+          : '';
+    const detail = first
+      ? `${where}${first.instancePath ?? ''} ${first.message ?? 'is invalid'}${named}`
+      : undefined;
     return { apiError: new ApiError('BAD_REQUEST', detail), internal: false };
   }
   const code = typeof e.code === 'string' ? frameworkCodes[e.code] : undefined;
