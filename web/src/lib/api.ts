@@ -14,6 +14,16 @@ import type {
   SessionSummary,
   UploadedFile,
 } from '@protocol/rest.js';
+import type {
+  AuditList,
+  NewSecret,
+  RevealReply,
+  SecretList,
+  SecretPatch,
+  SecretRecord,
+  SecretStatus,
+  VaultState,
+} from '@protocol/vault.js';
 
 export class ApiError extends Error {
   constructor(
@@ -101,6 +111,23 @@ export const api = {
   login: (token: string) => request<unknown>('POST', '/auth/login', { token }),
   authStatus: () => request<AuthStatus>('GET', '/auth/status'),
   pair: (code: string) => request<PairReply>('POST', '/auth/pair', { code }),
+  vaultState: () => request<VaultState>('GET', '/vault'),
+  /** `query` is the query string built by `filterQuery` (lib/vault.ts). */
+  listSecrets: (query: string) => request<SecretList>('GET', `/vault/secrets${query ? `?${query}` : ''}`),
+  createSecret: (secret: NewSecret) => request<SecretRecord>('POST', '/vault/secrets', secret),
+  updateSecret: (id: string, patch: SecretPatch) =>
+    request<SecretRecord>('PATCH', `/vault/secrets/${encodeURIComponent(id)}`, patch),
+  setSecretStatus: (id: string, status: SecretStatus) =>
+    request<SecretRecord>('POST', `/vault/secrets/${encodeURIComponent(id)}/status`, { status }),
+  // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
+  archiveSecret: (id: string) =>
+    request<SecretRecord>('POST', `/vault/secrets/${encodeURIComponent(id)}/archive`),
+  revealSecret: (id: string, field: string) =>
+    request<RevealReply>('POST', `/vault/secrets/${encodeURIComponent(id)}/reveal`, {
+      field,
+      reason: 'shown on the Vault page',
+    }),
+  vaultAudit: (limit = 200) => request<AuditList>('GET', `/vault/audit?limit=${limit}`),
 };
 
 /**

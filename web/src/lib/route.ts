@@ -1,15 +1,21 @@
 /**
- * Hash routing (`#/sessions/<id>`): reload and back/forward work without any server fallback.
+ * Hash routing (`#/sessions/<id>`, `#/vault`): reload and back/forward work without any server
+ * fallback.
  */
 import { type Ref, ref } from 'vue';
 
 export interface Route {
   sessionId: string | null;
+  /** Which page the main area shows: a chat (or the welcome page), or the vault. */
+  page: 'chat' | 'vault';
 }
 
+export const vaultHref = '#/vault';
+
 export function parseHash(hash: string): Route {
+  if (/^#\/vault(?:[/?#]|$)/.test(hash)) return { sessionId: null, page: 'vault' };
   const match = /^#\/sessions\/([^/?#]+)/.exec(hash);
-  return { sessionId: match?.[1] ? decodeURIComponent(match[1]) : null };
+  return { sessionId: match?.[1] ? decodeURIComponent(match[1]) : null, page: 'chat' };
 }
 
 export function sessionHref(sessionId: string): string {
