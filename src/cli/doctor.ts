@@ -3,13 +3,16 @@
  * depends on. Every line says what was checked and, when it failed, what to do about it.
  * The exit code is 0 only when nothing failed; warnings (say, no sandbox) do not fail it.
  */
+
+import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Settings } from '../config/settings.js';
+import { type Settings, SettingsError } from '../config/settings.js';
 import { findChromium } from '../machine/browser/find-chromium.js';
 import { probeBwrap } from '../machine/sandbox/bwrap.js';
 import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import type { NaviServices } from '../server/services.js';
+import { vaultOptions } from '../vault/index.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -31,15 +34,19 @@ export async function runDoctor(settings: Settings, logger: Logger, out: Writabl
     services = await createServices(settings, { logger });
     results.push({ name: 'database', level: 'ok', detail: `${settings.DB_PATH} opened, migrations applied` });
   } catch (err) {
-    results.push({
-      name: 'database',
-      level: 'fail',
-      detail: `could not open ${settings.DB_PATH}: ${(err as Error).message}. Check DB_PATH and its folder's permissions.`,
-    });
+    // A setting naming a vault secret that cannot be read stops start-up before the database.
+    if (err instanceof SettingsError)
+      results.push({ name: 'settings', level: 'fail', detail: err.problems.join('; ') });
+    else
+      results.push({
+        name: 'database',
+        level: 'fail',
+        detail: `could not open ${settings.DB_PATH}: ${(err as Error).message}. Check DB_PATH and its folder's permissions.`,
+      });
   }
   if (services) {
     try {
-      results.push(...(await checkServices(services)));
+      results.push(...(await checkServices(services)), checkVault(services, settings));
     } finally {
       await services.close();
     }
@@ -150,6 +157,29 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
 }
 
 /** navi-web renders pages in the system Chromium; without it web_view degrades to a plain fetch. */
+/** Whether the vault opens; a vault not created yet is fine (doctor does not create one). */
+function checkVault(services: NaviServices, settings: Settings): CheckResult {
+  const path = vaultOptions(settings).path;
+  if (!existsSync(path))
+    return {
+      name: 'vault',
+      level: 'ok',
+      detail: `none yet at ${path}; it is created when a secret is first stored`,
+    };
+  const state = services.vault.status();
+  if (state.state === 'unlocked')
+    return {
+      name: 'vault',
+      level: 'ok',
+      detail: `${state.path} unlocked (key from ${state.keySource === 'env' ? 'GNEXUS_MASTER_KEY' : 'the key file'})`,
+    };
+  return {
+    name: 'vault',
+    level: 'fail',
+    detail: `${state.path} is locked: ${state.reason.replace(/\.?$/, '.')} ${state.howToUnlock}`,
+  };
+}
+
 function checkBrowser(settings: Settings): CheckResult {
   const chromium = findChromium(settings.CHROMIUM_PATH);
   if (chromium.available)

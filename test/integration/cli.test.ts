@@ -5,9 +5,10 @@
  * pairing links of `navi serve` and `navi pair`.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openVault } from '../../src/vault/index.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { repoRoot, tempDir } from '../support/navi.js';
 import { spawnNavi } from '../support/navi-process.js';
@@ -89,6 +90,48 @@ describe('the navi command', () => {
     expect(run.stdout).toMatch(/\[ok\] +llm ollama/);
     expect(run.stdout).toContain('All checks passed.');
     expect(run.code).toBe(0);
+  });
+
+  it('doctor reports the vault: none yet, unlocked, or locked with how to unlock it', async () => {
+    const vaultDir = tempDir('navi-cli-vault-');
+    const vaultEnv = {
+      ...env,
+      GNEXUS_VAULT_PATH: join(vaultDir, 'vault.db'),
+      GNEXUS_KEY_FILE: join(vaultDir, 'vault.key'),
+      GNEXUS_AUDIT_LOG: join(vaultDir, 'audit.jsonl'),
+    };
+    const none = await navi(['doctor'], vaultEnv, dir);
+    expect(none.stdout).toMatch(
+      /\[ok\] +vault: none yet at .*vault\.db; it is created when a secret is first stored/,
+    );
+    expect(existsSync(join(vaultDir, 'vault.key'))).toBe(false);
+
+    const vault = openVault({
+      path: vaultEnv.GNEXUS_VAULT_PATH,
+      keyFile: vaultEnv.GNEXUS_KEY_FILE,
+      masterKey: '',
+      auditLog: vaultEnv.GNEXUS_AUDIT_LOG,
+    });
+    const secret = vault.create(
+      { name: 'k', type: 'api_token', fields: [{ name: 'key', value: 'sk-cli-test-123456', secret: true }] },
+      { actor: 'user' },
+    );
+    vault.close();
+    const open = await navi(['doctor'], vaultEnv, dir);
+    expect(open.stdout).toMatch(/\[ok\] +vault: .*vault\.db unlocked \(key from the key file\)/);
+    expect(open.code).toBe(0);
+
+    const locked = await navi(['doctor'], { ...vaultEnv, GNEXUS_MASTER_KEY: 'a-key-of-another-vault' }, dir);
+    expect(locked.stdout).toMatch(/\[FAIL\] +vault: .*vault\.db is locked: .*GNEXUS_MASTER_KEY/);
+    expect(locked.code).toBe(1);
+
+    // A setting naming a secret: resolved when it exists, start-up stopped when it does not.
+    const named = await navi(['doctor'], { ...vaultEnv, OPENAI_API_KEY: secret.fields[0]!.reference! }, dir);
+    expect(named.code).toBe(0);
+    const missing = '{{secret:00000000-0000-4000-8000-000000000000.key}}';
+    const served = await navi(['serve'], { ...vaultEnv, OPENAI_API_KEY: missing, NAVI_PORT: '0' }, dir);
+    expect(served.code).toBe(2);
+    expect(served.stderr).toContain(`OPENAI_API_KEY=${missing}: `);
   });
 
   it("doctor shows each MCP server's state", async () => {
