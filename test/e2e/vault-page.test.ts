@@ -2,7 +2,8 @@
  * The Vault page and the composer's offer to store a pasted secret, in a real headless Chromium
  * against the real server with a real vault: a secret created in the page is listed masked,
  * revealed on a click and hidden again, and its creation is in the audit log; a token typed into
- * the composer is stored through the offer and only its reference reaches the model; a locked
+ * the composer is stored through the offer, only its reference reaches the model, a command uses
+ * it by reference and the audit log shows that use; a locked
  * vault shows how to unlock it.
  */
 import { mkdirSync } from 'node:fs';
@@ -148,13 +149,39 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: the Va
     const stored = env.navi.services.vault.get(id ?? '');
     expect(stored.name).toBe('GitHub push token');
 
-    env.fake.enqueue({ text: 'Pushed.' });
+    // The model uses it by reference: the command gets the value, everyone else the mask.
+    env.fake.enqueue(
+      {
+        toolCalls: [
+          { id: 'p1', name: 'terminal', arguments: { command: `echo "pushing with ${reference}"` } },
+        ],
+      },
+      { text: 'Pushed.' },
+    );
     await box.press('Enter');
+    // Without a sandbox, terminal asks first: the prompt shows the reference, not the value.
+    const prompt = page.getByTestId('tool-confirm');
+    await waitForText(prompt, reference ?? '');
+    expect(await prompt.textContent()).not.toContain(GITHUB_TOKEN.slice(4, 20));
+    await prompt.getByTestId('approve').click();
     await waitForIdle(page);
-    const sent = lastUserText(chatRequests(env.fake).at(-1));
+    const chats = chatRequests(env.fake);
+    const sent = lastUserText(chats.at(-2));
     expect(sent).toContain(reference);
-    expect(sent).not.toContain(GITHUB_TOKEN.slice(4, 20));
+    const seen = JSON.stringify(chats.at(-1)?.body.messages?.filter((m) => m.role === 'tool'));
+    expect(seen).toContain('pushing with [secret hidden: GitHub push token.token]');
+    for (const request of chats)
+      expect(JSON.stringify(request.body)).not.toContain(GITHUB_TOKEN.slice(4, 20));
     expect(await page.content()).not.toContain(GITHUB_TOKEN.slice(4, 20));
+
+    // The use is in the audit log the page shows, with the tool that used it.
+    await page.getByTestId('nav-vault').click();
+    await page.getByTestId('vault-tab-audit').click();
+    const use = page.getByTestId('audit-entry').filter({ hasText: 'GitHub push token' }).first();
+    await use.waitFor();
+    expect(await use.getAttribute('data-action')).toBe('use');
+    expect(await use.textContent()).toContain('terminal');
+    await screenshot(page, 'laptop-vault-audit-use');
   });
 
   it('shows why the vault is locked and how to unlock it', async () => {
