@@ -29,6 +29,13 @@ describe('MCP tools', () => {
       command: bin('mcp-server-everything'),
       args: ['stdio'],
     });
+    // The same server in the secrets group, as gnexus-creds is.
+    writeConfig(serversDir, 'vaultlike.json', {
+      name: 'vaultlike',
+      command: bin('mcp-server-everything'),
+      args: ['stdio'],
+      group: 'secrets',
+    });
     writeFileSync(join(serversDir, 'bad.json'), '{"name": "bad"}');
     ({ manager, registry } = createManager(serversDir, { scaffoldDir, maxOutputChars: 2_000 }));
     tools = new Map(createMcpTools(manager).map((t) => [t.name, t]));
@@ -117,6 +124,18 @@ describe('MCP tools', () => {
       { ...toolContext(), profileId: 'plain' },
     );
     expect(unknown.error).toContain('nope is not a registered tool of everything');
+  });
+
+  it('test_mcp_tool refuses the tools of a secrets server: their raw result would skip masking', async () => {
+    const refused = await run('test_mcp_tool', {
+      server: 'vaultlike',
+      tool: 'echo',
+      arguments: { message: 'x' },
+    });
+    expect(refused.success).toBe(false);
+    expect(refused.error).toBe(
+      'vaultlike/echo was not called: vaultlike is a secrets server; call mcp__vaultlike__echo itself, which keeps revealed values masked afterwards.',
+    );
   });
 
   const spec = {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Profile } from '../../config/profiles.js';
 import { defineTool, type TypedTool } from '../../tools/define-tool.js';
 import { resolveHookAction } from '../../tools/hooks.js';
-import { checkPolicy } from '../../tools/policy.js';
+import { checkPolicy, groupOf } from '../../tools/policy.js';
 import { fail, ok, type ToolContext } from '../../tools/types.js';
 import type { McpManager } from '../manager.js';
 
@@ -29,6 +29,10 @@ async function refusal(
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): Promise<string | undefined> {
+  const registered = manager.server(server) ? manager.registeredTool(server, tool) : undefined;
+  // Its raw result would carry a revealed value past the masking a secrets tool's own call gets.
+  if (registered && groupOf(registered) === 'secrets')
+    return `${server} is a secrets server; call ${registered.tool.name} itself, which keeps revealed values masked afterwards`;
   if (!options.profileFor || !manager.server(server)) return undefined;
   const profile = options.profileFor(ctx.profileId);
   if (!profile) return `the profile "${ctx.profileId}" is unknown, so its policy cannot be checked`;

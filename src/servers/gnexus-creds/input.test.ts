@@ -252,7 +252,7 @@ describe('reveal_secret over the protocol', () => {
       { 'navi/session_id': session },
     );
     expect(result.isError).toBeFalsy();
-    expect(result._meta?.['navi/revealed']).toEqual([{ label: 'Router/password', value: PASSWORD }]);
+    expect(result._meta?.['navi/revealed']).toEqual([{ label: 'Router.password', value: PASSWORD }]);
     expect(t.vault.auditLog({ limit: 1 })[0]).toMatchObject({
       action: 'reveal',
       secret_id: id,

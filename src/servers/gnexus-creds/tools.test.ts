@@ -179,8 +179,8 @@ describe('reveal_secret', () => {
     );
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toContain(PASSWORD);
-    expect(textOf(result)).toContain('Reveal me/password');
-    expect(result._meta).toEqual({ 'navi/revealed': [{ label: 'Reveal me/password', value: PASSWORD }] });
+    expect(textOf(result)).toContain('Reveal me.password');
+    expect(result._meta).toEqual({ 'navi/revealed': [{ label: 'Reveal me.password', value: PASSWORD }] });
     const entries = auditLines();
     expect(entries).toHaveLength(before + 1);
     expect(entries.at(-1)).toMatchObject({

@@ -43,7 +43,8 @@ export function revealSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof 
             `The field "${args.field}" of "${record.name}" is not secret: get_secret shows its value, ${JSON.stringify(field.value)}, without revealing anything.`,
           );
         const value = vault.reveal(id, args.field, auditContext(request, 'reveal_secret', args.reason));
-        const label = `${record.name}/${args.field}`;
+        // The name the masker shows, the same as for a value used by reference.
+        const label = `${record.name}.${args.field}`;
         return {
           content: [
             {
