@@ -25,8 +25,7 @@ const MAX_KEY_FILE_BYTES = 4096;
 export type KeyFileRead = { ok: true; key: string } | { ok: false; missing: boolean; reason: string };
 
 function errorText(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+  return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -50,7 +49,9 @@ export function readKeyFile(path: string): KeyFileRead {
     if (key === '') return { ok: false, missing: false, reason: `the key file ${path} is empty` };
     return { ok: true, key };
   } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    // ENOTDIR: a path through a file; no key file there either, and creating one will say why not.
+    const code = (err as NodeJS.ErrnoException).code;
+    const missing = code === 'ENOENT' || code === 'ENOTDIR';
     return {
       ok: false,
       missing,

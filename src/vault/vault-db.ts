@@ -75,30 +75,51 @@ export function openVaultDatabase(path: string): Database {
   if ((info.mode & 0o077) !== 0 && info.uid === process.getuid?.()) chmodSync(path, 0o600);
   const db = new BetterSqlite3(path);
   try {
-    // Before anything that locks: switching to WAL takes a lock the other process may hold.
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    // Switching a new file to WAL needs a lock SQLite does not wait for even with a busy
+    // timeout, so two processes creating the vault together retry here.
+    const mode = whileBusy(() => db.pragma('journal_mode = WAL', { simple: true }));
     if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, not wal`);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    const version = db
-      .transaction(() => {
-        db.exec(SCHEMA);
-        db.prepare("INSERT OR IGNORE INTO vault_meta (key, value) VALUES ('schema_version', ?)").run(
-          String(SCHEMA_VERSION),
-        );
-        const row = db.prepare("SELECT value FROM vault_meta WHERE key = 'schema_version'").get() as
-          | { value: string }
-          | undefined;
-        return Number(row?.value);
-      })
-      .immediate();
+    const version = whileBusy(() =>
+      db
+        .transaction(() => {
+          db.exec(SCHEMA);
+          db.prepare("INSERT OR IGNORE INTO vault_meta (key, value) VALUES ('schema_version', ?)").run(
+            String(SCHEMA_VERSION),
+          );
+          const row = db.prepare("SELECT value FROM vault_meta WHERE key = 'schema_version'").get() as
+            | { value: string }
+            | undefined;
+          return Number(row?.value);
+        })
+        .immediate(),
+    );
     if (!(version <= SCHEMA_VERSION))
       throw new Error(`it was written by a newer Navi (schema ${version}, this one knows ${SCHEMA_VERSION})`);
     return db;
   } catch (err) {
     db.close();
     throw err;
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** Runs `fn` again while SQLite answers SQLITE_BUSY, for at most the busy timeout. */
+function whileBusy<T>(fn: () => T): T {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() > deadline) throw err;
+      // The vault is synchronous throughout; a short blocking pause is the only kind it has.
+      Atomics.wait(pause, 0, 0, 10 + Math.random() * 20);
+    }
   }
 }
 
