@@ -17,6 +17,9 @@ export type NaviPathSettings = Pick<
   | 'MCP_SERVERS_DIR'
   | 'MCP_SCAFFOLD_DIR'
   | 'PROFILES_DIR'
+  | 'GNEXUS_VAULT_PATH'
+  | 'GNEXUS_KEY_FILE'
+  | 'GNEXUS_AUDIT_LOG'
 >;
 
 /** The folder Navi runs from (its package: `src`, `bin`, `node_modules`, the web client). */
@@ -29,7 +32,15 @@ export const naviProgramFolder = resolve(import.meta.dirname, '../../..');
  * next start.
  */
 export function naviControlFolders(
-  settings: Omit<NaviPathSettings, 'FS_ALLOWED_PATHS' | 'DB_PATH' | 'SSH_HOSTS_FILE'>,
+  settings: Omit<
+    NaviPathSettings,
+    | 'FS_ALLOWED_PATHS'
+    | 'DB_PATH'
+    | 'SSH_HOSTS_FILE'
+    | 'GNEXUS_VAULT_PATH'
+    | 'GNEXUS_KEY_FILE'
+    | 'GNEXUS_AUDIT_LOG'
+  >,
   cwd = process.cwd(),
 ): { path: string; why: string }[] {
   const at = (p: string) => resolve(cwd, p);
@@ -61,16 +72,42 @@ export function naviControlFolders(
   ];
 }
 
-/** The database (with its -wal, -shm and -journal files), `.env` and the SSH hosts file. */
-export function naviSecretFiles(input: { dbPath: string; sshHostsFile: string; cwd: string }): string[] {
-  const db = resolve(input.cwd, input.dbPath);
+/** Where the secrets vault keeps its files, as `naviSecretFiles` takes them. */
+export interface VaultFiles {
+  vaultPath: string;
+  vaultKeyFile: string;
+  vaultAuditLog: string;
+}
+
+export function naviVaultFiles(
+  settings: Pick<Settings, 'GNEXUS_VAULT_PATH' | 'GNEXUS_KEY_FILE' | 'GNEXUS_AUDIT_LOG'>,
+): VaultFiles {
+  return {
+    vaultPath: settings.GNEXUS_VAULT_PATH,
+    vaultKeyFile: settings.GNEXUS_KEY_FILE,
+    vaultAuditLog: settings.GNEXUS_AUDIT_LOG,
+  };
+}
+
+const withJournals = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
+
+/**
+ * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, and the
+ * vault: its database, its key file (with the `.new` a key rotation writes) and its audit log.
+ */
+export function naviSecretFiles(
+  input: { dbPath: string; sshHostsFile: string; cwd: string } & VaultFiles,
+): string[] {
+  const at = (p: string) => resolve(input.cwd, p);
+  const keyFile = at(input.vaultKeyFile);
   return [
-    db,
-    `${db}-wal`,
-    `${db}-shm`,
-    `${db}-journal`,
-    resolve(input.cwd, '.env'),
-    resolve(input.cwd, input.sshHostsFile),
+    ...withJournals(at(input.dbPath)),
+    at('.env'),
+    at(input.sshHostsFile),
+    ...withJournals(at(input.vaultPath)),
+    keyFile,
+    `${keyFile}.new`,
+    at(input.vaultAuditLog),
   ];
 }
 
@@ -84,7 +121,12 @@ export function naviPathGuard(
   return new PathGuard({
     roots: settings.FS_ALLOWED_PATHS,
     hidden: [
-      ...naviSecretFiles({ dbPath: settings.DB_PATH, sshHostsFile: settings.SSH_HOSTS_FILE, cwd }),
+      ...naviSecretFiles({
+        dbPath: settings.DB_PATH,
+        sshHostsFile: settings.SSH_HOSTS_FILE,
+        cwd,
+        ...naviVaultFiles(settings),
+      }),
       ...extraHidden.map(at),
     ],
     readOnly: naviControlFolders(settings, cwd),

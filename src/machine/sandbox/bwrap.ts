@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { naviSecretFiles } from '../fs/navi-paths.js';
+import { naviSecretFiles, type VaultFiles } from '../fs/navi-paths.js';
 import { type MountSpec, mountArgs } from './sandbox-mounts.js';
 
 export type SandboxMode = 'auto' | 'required' | 'off';
@@ -157,16 +157,18 @@ export function bwrapArgs(spec: BwrapSpec): string[] {
 }
 
 /** Navi's own files, hidden from sandboxed programs. */
-export function naviPrivatePaths(input: {
-  dbPath: string;
-  sessionFilesDir: string;
-  sshHostsFile: string;
-  extra?: readonly string[];
-  cwd?: string;
-}): string[] {
+export function naviPrivatePaths(
+  input: {
+    dbPath: string;
+    sessionFilesDir: string;
+    sshHostsFile: string;
+    extra?: readonly string[];
+    cwd?: string;
+  } & VaultFiles,
+): string[] {
   const cwd = input.cwd ?? process.cwd();
   return [
-    ...naviSecretFiles({ dbPath: input.dbPath, sshHostsFile: input.sshHostsFile, cwd }),
+    ...naviSecretFiles({ ...input, cwd }),
     resolve(cwd, input.sessionFilesDir),
     ...(input.extra ?? []).map((p) => resolve(cwd, p)),
   ];

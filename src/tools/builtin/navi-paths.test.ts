@@ -44,6 +44,22 @@ describe("Navi's own files", () => {
     expect(readFileSync(join(dir, '.env'), 'utf8')).toContain('sk-secret');
   });
 
+  it("refuses the vault's key file, database and audit log, wherever the settings put them", async () => {
+    for (const name of ['vault.key', 'vault.key.new', 'vault.db', 'vault.db-wal', 'vault-audit.jsonl'])
+      writeFileSync(join(dir, name), 'private');
+    for (const name of ['vault.key', 'vault.key.new', 'vault.db', 'vault.db-wal', 'vault-audit.jsonl']) {
+      const read = await run({ action: 'read', path: join(dir, name) });
+      expect(read.success, name).toBe(false);
+      expect(read.output).toContain("is Navi's own private data");
+    }
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys', 'mine.key'), 'private');
+    const settings = testSettings({ FS_ALLOWED_PATHS: '*', GNEXUS_KEY_FILE: 'keys/mine.key' });
+    const moved = createFilesystemTool({ settings, guard: naviPathGuard(settings, dir) });
+    const read = await moved.execute({ action: 'read', path: join(dir, 'keys', 'mine.key') }, ctx);
+    expect(read.output).toContain("is Navi's own private data");
+  });
+
   it('hides the extra private files it is given, such as SSH keys', async () => {
     const key = join(dir, 'work', 'id_ed25519');
     writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\n');

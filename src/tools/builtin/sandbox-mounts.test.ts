@@ -164,6 +164,37 @@ describe.skipIf(
     expect(r.output).toContain('PLAIN-HOME');
   });
 
+  it("hides the vault's key file, database and audit log from terminal and code_exec", async () => {
+    const vault = {
+      GNEXUS_KEY_FILE: join(root, 'vault.key'),
+      GNEXUS_VAULT_PATH: join(root, 'vault.db'),
+      GNEXUS_AUDIT_LOG: join(root, 'vault-audit.jsonl'),
+    };
+    for (const [name, content] of [
+      ['vault.key', 'VAULT-KEY-MATERIAL'],
+      ['vault.key.new', 'VAULT-NEW-KEY'],
+      ['vault.db', 'VAULT-DATABASE'],
+      ['vault-audit.jsonl', 'VAULT-AUDIT'],
+    ])
+      writeFileSync(join(root, name), content);
+    const files = ['vault.key', 'vault.key.new', 'vault.db', 'vault-audit.jsonl'].map((n) => join(root, n));
+    const s = settings(root, vault);
+    const shell = await createTerminalTool({ settings: s, guard: testGuard(s), env: env() }).execute(
+      { command: `cat ${files.join(' ')} 2>&1; echo END`, cwd: root },
+      makeCtx(),
+    );
+    const python = await createCodeExecTool({ settings: s, scratch, env: env() }).execute(
+      { code: pythonReads(files) },
+      makeCtx(),
+    );
+    for (const r of [shell, python]) {
+      expect(r.metadata).toMatchObject({ sandboxed: true });
+      for (const secret of ['VAULT-KEY-MATERIAL', 'VAULT-NEW-KEY', 'VAULT-DATABASE', 'VAULT-AUDIT'])
+        expect(r.output).not.toContain(secret);
+    }
+    expect(shell.output).toContain('END');
+  });
+
   const pythonReads = (paths: string[]) =>
     [
       'import os',
