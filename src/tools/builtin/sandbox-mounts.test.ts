@@ -175,7 +175,7 @@ describe.skipIf(
       ['vault.key.new', 'VAULT-NEW-KEY'],
       ['vault.db', 'VAULT-DATABASE'],
       ['vault-audit.jsonl', 'VAULT-AUDIT'],
-    ])
+    ] as const)
       writeFileSync(join(root, name), content);
     const files = ['vault.key', 'vault.key.new', 'vault.db', 'vault-audit.jsonl'].map((n) => join(root, n));
     const s = settings(root, vault);
