@@ -1,4 +1,4 @@
-/** `navi serve`, `navi pair` and `navi doctor`. */
+/** `navi serve`, `navi pair`, `navi doctor` and `navi vault`. */
 import type { Logger } from 'pino';
 import { createLogger } from '../config/logger.js';
 import { knownSecrets, scrubSecretEnvironment } from '../config/secret-env.js';
@@ -13,6 +13,7 @@ Commands:
   pair     print a one-time link that lets a browser use Navi and approve what the agent does
            (--unpair-all: forget every paired browser)
   doctor   check the LLM backend, the database, tools and MCP servers; exit 0 only when all is well
+  vault    the secrets vault: status, rotate-key, export <file>, import <file> (navi vault help)
   help     show this text
 
 Configuration comes from the environment and an optional .env file (see README.md).`;
@@ -23,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (command !== 'serve' && command !== 'doctor' && command !== 'pair') {
+  if (command !== 'serve' && command !== 'doctor' && command !== 'pair' && command !== 'vault') {
     process.stderr.write(`navi: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -50,6 +51,11 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'pair') {
     const { runPair } = await import('./pair.js');
     return runPair(settings, argv.slice(1), process.stdout, process.stderr);
+  }
+  if (command === 'vault') {
+    // The snapshot still holds GNEXUS_NEW_MASTER_KEY and GNEXUS_BACKUP_PASSPHRASE.
+    const { runVault } = await import('./vault.js');
+    return runVault(settings, argv.slice(1), environment, process);
   }
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');

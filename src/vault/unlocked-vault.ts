@@ -216,6 +216,14 @@ export class UnlockedVault implements Vault {
     this.db.close();
   }
 
+  /** How many secrets are in use (actual or outdated) and archived: for `navi vault status`. */
+  counts(): { active: number; archived: number } {
+    this.ensureOpen();
+    const rows = this.db.secrets();
+    const archived = rows.filter((r) => r.status === 'archived').length;
+    return { active: rows.length - archived, archived };
+  }
+
   /** Every secret, archived ones included, with plaintext values: for backups only. */
   exportAll(): PlainSecret[] {
     this.ensureOpen();

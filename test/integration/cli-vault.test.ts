@@ -1,0 +1,232 @@
+/**
+ * `navi vault` run as a real child process on real vault files: status, key rotation, encrypted
+ * export and import, and every refusal as one line on stderr with exit code 1.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openVault, type VaultOptions } from '../../src/vault/index.js';
+import { repoRoot, tempDir } from '../support/navi.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function navi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A refusal: exit code 1 and one line on stderr. */
+function expectRefusal(run: Run, ...parts: string[]): void {
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr.startsWith('navi vault: ')).toBe(true);
+  for (const part of parts) expect(run.stderr).toContain(part);
+}
+
+const passphrase = 'a long enough backup passphrase';
+let dir: string;
+let options: VaultOptions;
+
+beforeEach(() => {
+  dir = tempDir('navi-cli-vault-');
+  // The defaults (vault.db, vault.key…) resolved against the working folder, as the CLI does.
+  options = {
+    path: join(dir, 'vault.db'),
+    keyFile: join(dir, 'vault.key'),
+    masterKey: '',
+    auditLog: join(dir, 'vault-audit.jsonl'),
+  };
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function seed(opts: VaultOptions = options): string {
+  const vault = openVault(opts);
+  try {
+    const id = vault.create(
+      {
+        name: 'Router',
+        type: 'password',
+        fields: [{ name: 'password', value: 'router-pass-42', secret: true }],
+      },
+      { actor: 'user' },
+    ).id;
+    const old = vault.create(
+      { name: 'Old', type: 'note', fields: [{ name: 'text', value: 'x', secret: true }] },
+      { actor: 'user' },
+    );
+    vault.archive(old.id, { actor: 'user' });
+    return id;
+  } finally {
+    vault.close();
+  }
+}
+
+function reveal(id: string, opts: VaultOptions = options): string {
+  const vault = openVault(opts);
+  try {
+    return vault.reveal(id, 'password', { actor: 'user' });
+  } finally {
+    vault.close();
+  }
+}
+
+describe('navi vault', () => {
+  it('is listed in the help and explains itself', async () => {
+    expect((await navi(['help'], {}, dir)).stdout).toContain('vault');
+    const help = await navi(['vault', 'help'], {}, dir);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('rotate-key');
+    expectRefusal(
+      await navi(['vault', 'frobnicate'], {}, dir),
+      'unknown command "frobnicate"',
+      'navi vault help',
+    );
+    expectRefusal(await navi(['vault', 'status', 'extra'], {}, dir), 'takes no arguments');
+  }, 60_000);
+
+  it('status: no vault yet, then unlocked with its counts, then locked with what to do', async () => {
+    const none = await navi(['vault', 'status'], {}, dir);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toContain(`No vault yet at ${options.path}`);
+    expect(existsSync(options.path)).toBe(false);
+
+    seed();
+    const status = await navi(['vault', 'status'], {}, dir);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`The vault ${options.path} is unlocked.`);
+    expect(status.stdout).toContain(`Its key is in ${options.keyFile}`);
+    expect(status.stdout).toContain('1 secrets in use and 1 archived');
+
+    const locked = await navi(['vault', 'status'], { GNEXUS_MASTER_KEY: 'not the key' }, dir);
+    expectRefusal(locked, 'the vault is locked', 'set GNEXUS_MASTER_KEY', 'restart Navi');
+  }, 60_000);
+
+  it('rotate-key: a new key file; the vault opens with it and the values are intact', async () => {
+    const id = seed();
+    const before = readFileSync(options.keyFile, 'utf8');
+    const run = await navi(['vault', 'rotate-key'], {}, dir);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`the key file ${options.keyFile} now holds the new key`);
+    expect(readFileSync(options.keyFile, 'utf8')).not.toBe(before);
+    expect(reveal(id)).toBe('router-pass-42');
+    const withOldKey = openVault({ ...options, masterKey: before.trim() });
+    expect(withOldKey.status().state).toBe('locked');
+    withOldKey.close();
+  }, 60_000);
+
+  it('rotate-key with GNEXUS_MASTER_KEY needs GNEXUS_NEW_MASTER_KEY, then tells to update the setting', async () => {
+    const envOptions = { ...options, masterKey: 'the first master key' };
+    const id = seed(envOptions);
+    expectRefusal(
+      await navi(['vault', 'rotate-key'], { GNEXUS_MASTER_KEY: 'the first master key' }, dir),
+      'GNEXUS_NEW_MASTER_KEY',
+    );
+    const run = await navi(
+      ['vault', 'rotate-key'],
+      { GNEXUS_MASTER_KEY: 'the first master key', GNEXUS_NEW_MASTER_KEY: 'the second master key' },
+      dir,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('set GNEXUS_MASTER_KEY to the new key');
+    expect(run.stdout).not.toContain('the second master key');
+    expect(reveal(id, { ...options, masterKey: 'the second master key' })).toBe('router-pass-42');
+    const withOldKey = openVault(envOptions);
+    expect(withOldKey.status().state).toBe('locked');
+    withOldKey.close();
+  }, 60_000);
+
+  it('export and import: a round trip into another vault, and the refusals', async () => {
+    const id = seed();
+    const file = join(dir, 'backup.json');
+    expectRefusal(await navi(['vault', 'export', file], {}, dir), 'GNEXUS_BACKUP_PASSPHRASE');
+    expectRefusal(
+      await navi(['vault', 'export', file], { GNEXUS_BACKUP_PASSPHRASE: 'short' }, dir),
+      'at least 12 characters',
+    );
+    expectRefusal(
+      await navi(
+        ['vault', 'export', file, '--passphrase', 'x'],
+        { GNEXUS_BACKUP_PASSPHRASE: passphrase },
+        dir,
+      ),
+      'takes one file name',
+    );
+    expectRefusal(
+      await navi(['vault', 'export'], { GNEXUS_BACKUP_PASSPHRASE: passphrase }, dir),
+      'one file name',
+    );
+    expect(existsSync(file)).toBe(false);
+
+    const exported = await navi(
+      ['vault', 'export', 'backup.json'],
+      { GNEXUS_BACKUP_PASSPHRASE: passphrase },
+      dir,
+    );
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toContain(`Wrote 2 secrets, encrypted, to ${file}`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).not.toContain('router-pass-42');
+
+    const other = { GNEXUS_VAULT_PATH: 'other/vault.db', GNEXUS_KEY_FILE: 'other/vault.key' };
+    expectRefusal(
+      await navi(
+        ['vault', 'import', file],
+        { ...other, GNEXUS_BACKUP_PASSPHRASE: 'the wrong passphrase' },
+        dir,
+      ),
+      'the passphrase does not open',
+    );
+    const imported = await navi(
+      ['vault', 'import', file],
+      { ...other, GNEXUS_BACKUP_PASSPHRASE: passphrase },
+      dir,
+    );
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('2 added, 0 updated, 0 kept');
+    const again = await navi(
+      ['vault', 'import', file],
+      { ...other, GNEXUS_BACKUP_PASSPHRASE: passphrase },
+      dir,
+    );
+    expect(again.stdout).toContain('0 added, 0 updated, 2 kept');
+    const otherOptions = {
+      ...options,
+      path: join(dir, 'other/vault.db'),
+      keyFile: join(dir, 'other/vault.key'),
+    };
+    expect(reveal(id, otherOptions)).toBe('router-pass-42');
+    expectRefusal(
+      await navi(
+        ['vault', 'import', join(dir, 'missing.json')],
+        { GNEXUS_BACKUP_PASSPHRASE: passphrase },
+        dir,
+      ),
+      'cannot read the backup',
+    );
+  }, 120_000);
+});
