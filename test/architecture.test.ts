@@ -86,6 +86,18 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
+  it('the vault imports only the protocol, config and util folders', () => {
+    const allowed = new Set(['protocol', 'config', 'util', 'vault']);
+    const violations: string[] = [];
+    for (const file of files(join(root, 'src', 'vault'))) {
+      for (const spec of imports(file)) {
+        const to = folderOf(resolve(file, '..', spec));
+        if (!to || !allowed.has(to)) violations.push(`${relative(root, file)} → ${spec}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
   it('Navi never imports a shipped server: it starts them as processes', () => {
     const violations: string[] = [];
     for (const file of files(join(root, 'src'))) {
