@@ -25,6 +25,8 @@ describe('secret variables', () => {
       'CLIENT_SECRET',
       'GPG_PASSPHRASE',
       'DATABASE_URL',
+      // A vault key rotation's new key, read by `navi vault rotate-key`.
+      'GNEXUS_NEW_MASTER_KEY',
     ])
       expect(isSecretVariable(name), name).toBe(true);
     for (const name of [

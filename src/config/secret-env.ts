@@ -11,7 +11,7 @@
 import { SECRET_SETTINGS, type Settings } from './settings.js';
 
 const CREDENTIAL_NAME =
-  /PASSWORD|PASSWD|PASSPHRASE|(?:^|_)(?:TOKEN|SECRET|CREDENTIALS?|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY)(?:_|$)/i;
+  /PASSWORD|PASSWD|PASSPHRASE|(?:^|_)(?:TOKEN|SECRET|CREDENTIALS?|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY|AUTH_KEY|MASTER_KEY)(?:_|$)/i;
 
 /** True when the variable `name` holds a secret (see the module comment for the rule). */
 export function isSecretVariable(name: string): boolean {
