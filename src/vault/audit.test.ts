@@ -2,9 +2,12 @@
  * The audit log on real files: an entry for every reveal, use and change, without values, and
  * nothing revealed or changed when the entry cannot be written.
  */
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   existsSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -103,8 +106,8 @@ describe('audit log', () => {
     expect(codeOf(() => vault.auditLog({ secret_id: "x' OR 1=1 --" }))).toBe('not_found');
   });
 
-  // Root writes through a mode of 0400, so the same refusal is also shown with a log whose
-  // writes fail whoever writes: a link to /dev/full (ENOSPC).
+  // Root writes through a mode of 0400: as root, the read-only case runs in a child process of
+  // another user (the next test). A log linked to /dev/full fails whoever writes (ENOSPC).
   const broken: [string, boolean, (file: string) => void, (file: string) => void][] = [
     ['read-only (mode 0400)', isRoot, (f) => chmodSync(f, 0o400), (f) => chmodSync(f, 0o600)],
     [
@@ -121,6 +124,7 @@ describe('audit log', () => {
     ],
   ];
   for (const [what, skip, breakIt, mendIt] of broken) {
+    if (what.startsWith('read-only') && skip) continue;
     it.skipIf(skip)(`reveals nothing and changes nothing when the audit log is ${what}`, () => {
       const id = create();
       breakIt(t.options().auditLog);
@@ -147,6 +151,40 @@ describe('audit log', () => {
       expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
     });
   }
+
+  // One of the two read-only tests always runs: this one as root, the one above otherwise.
+  if (isRoot)
+    it('reveals nothing when the audit log is read-only (mode 0400), for a process that is not root', () => {
+      const id = create();
+      vault.close();
+      const options = t.options();
+      // The files become the unprivileged user's, as they would be in a normal install.
+      const nobody = 65_534;
+      for (const file of [t.dir, ...readdirSync(t.dir).map((f) => join(t.dir, f))])
+        chownSync(file, nobody, nobody);
+      chmodSync(options.auditLog, 0o400);
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(import.meta.dirname, 'fixtures/audit-child.ts'), id],
+        {
+          uid: nobody,
+          gid: nobody,
+          cwd: join(import.meta.dirname, '../..'),
+          env: { PATH: process.env.PATH, VAULT_OPTIONS: JSON.stringify(options) },
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      expect(child.stderr).toBe('');
+      const result = JSON.parse(child.stdout) as { reveal: string; create: string; status: string };
+      expect(result.status).toBe('unlocked');
+      expect(result.reveal).toMatch(/^audit_failed: .*GNEXUS_AUDIT_LOG/);
+      expect(result.create).toMatch(/^audit_failed: /);
+      chmodSync(options.auditLog, 0o600);
+      vault = openVault(options);
+      expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
+      expect(vault.search().map((r) => r.name)).toEqual(['Mail']);
+    });
 
   it('reveals nothing when the audit log folder cannot be created', () => {
     vault.close();
