@@ -259,6 +259,10 @@ describe('a vault secret used by reference', () => {
     expect(lines.join('')).not.toContain(VALUE);
 
     const reveal = navi.services.vault.auditLog({ secret_id: secretId }).find((e) => e.action === 'reveal');
-    expect(reveal).toMatchObject({ field: 'token', session_id: sessionId, reason: 'the person asked to see it' });
+    expect(reveal).toMatchObject({
+      field: 'token',
+      session_id: sessionId,
+      reason: 'the person asked to see it',
+    });
   });
 });
