@@ -16,28 +16,17 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuditLog, auditEntry } from './audit-log.js';
-import { openVault, type Vault, VaultError } from './index.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
-let vault: Vault;
+const t = useTempVault();
 const value = 'hunter2-very-secret';
-
-beforeEach(() => {
-  t = tempVault();
-  vault = openVault(t.options());
-});
-afterEach(() => {
-  vault.close();
-  t.remove();
-});
 
 const isRoot = process.getuid?.() === 0;
 
 function create(name = 'Mail'): string {
-  return vault.create(
+  return t.vault.create(
     {
       name,
       type: 'password',
@@ -51,22 +40,12 @@ function create(name = 'Mail'): string {
   ).id;
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VaultError) return err.code;
-    throw err;
-  }
-  return 'no error';
-}
-
 describe('audit log', () => {
   it('records each reveal and use with session, tool, field, reason and time, and never a value', () => {
     const id = create();
-    vault.reveal(id, 'password', agent);
-    vault.resolve(id, 'password', { actor: 'agent', session_id: 's-2', tool: 'http_request' });
-    const entries = vault.auditLog();
+    t.vault.reveal(id, 'password', agent);
+    t.vault.resolve(id, 'password', { actor: 'agent', session_id: 's-2', tool: 'http_request' });
+    const entries = t.vault.auditLog();
     expect(entries.map((e) => e.action)).toEqual(['use', 'reveal', 'create']);
     expect(entries[1]).toMatchObject({
       action: 'reveal',
@@ -94,16 +73,16 @@ describe('audit log', () => {
   it('audits changes too, filters by secret and caps the limit', () => {
     const a = create('A');
     const b = create('B');
-    vault.update(a, { fields: [{ name: 'password', value: 'new-value-xyz', secret: true }] }, user);
-    vault.setStatus(a, 'outdated', user);
-    vault.archive(b, user);
-    expect(vault.auditLog({ secret_id: a }).map((e) => e.action)).toEqual(['status', 'update', 'create']);
-    expect(vault.auditLog({ limit: 2 }).map((e) => e.action)).toEqual(['archive', 'status']);
-    expect(vault.auditLog({ secret_id: a })[0]?.detail).toBe('outdated');
+    t.vault.update(a, { fields: [{ name: 'password', value: 'new-value-xyz', secret: true }] }, user);
+    t.vault.setStatus(a, 'outdated', user);
+    t.vault.archive(b, user);
+    expect(t.vault.auditLog({ secret_id: a }).map((e) => e.action)).toEqual(['status', 'update', 'create']);
+    expect(t.vault.auditLog({ limit: 2 }).map((e) => e.action)).toEqual(['archive', 'status']);
+    expect(t.vault.auditLog({ secret_id: a })[0]?.detail).toBe('outdated');
     expect(readFileSync(t.options().auditLog, 'utf8')).not.toContain('new-value-xyz');
-    expect(codeOf(() => vault.auditLog({ limit: 1001 }))).toBe('invalid');
-    expect(codeOf(() => vault.auditLog({ limit: 0 }))).toBe('invalid');
-    expect(codeOf(() => vault.auditLog({ secret_id: "x' OR 1=1 --" }))).toBe('not_found');
+    expect(vaultErrorOf(() => t.vault.auditLog({ limit: 1001 })).code).toBe('invalid');
+    expect(vaultErrorOf(() => t.vault.auditLog({ limit: 0 })).code).toBe('invalid');
+    expect(vaultErrorOf(() => t.vault.auditLog({ secret_id: "x' OR 1=1 --" })).code).toBe('not_found');
   });
 
   // Root writes through a mode of 0400: as root, the read-only case runs in a child process of
@@ -128,27 +107,20 @@ describe('audit log', () => {
     it.skipIf(skip)(`reveals nothing and changes nothing when the audit log is ${what}`, () => {
       const id = create();
       breakIt(t.options().auditLog);
-      let revealed: string | undefined;
-      let message = '';
-      try {
-        revealed = vault.reveal(id, 'password', agent);
-      } catch (err) {
-        expect((err as VaultError).code).toBe('audit_failed');
-        message = (err as Error).message;
-      }
-      expect(revealed).toBeUndefined();
-      expect(message).toContain(t.options().auditLog);
-      expect(message).toContain('GNEXUS_AUDIT_LOG');
-      expect(codeOf(() => vault.resolve(id, 'password', agent))).toBe('audit_failed');
+      const refused = vaultErrorOf(() => t.vault.reveal(id, 'password', agent));
+      expect(refused.code).toBe('audit_failed');
+      expect(refused.message).toContain(t.options().auditLog);
+      expect(refused.message).toContain('GNEXUS_AUDIT_LOG');
+      expect(vaultErrorOf(() => t.vault.resolve(id, 'password', agent)).code).toBe('audit_failed');
       const note = { name: 'X', type: 'note' as const, fields: [{ name: 'n', value: 'v', secret: true }] };
-      expect(codeOf(() => vault.create(note, user))).toBe('audit_failed');
-      expect(codeOf(() => vault.update(id, { name: 'Renamed' }, user))).toBe('audit_failed');
-      expect(codeOf(() => vault.setStatus(id, 'outdated', user))).toBe('audit_failed');
-      expect(codeOf(() => vault.archive(id, user))).toBe('audit_failed');
+      expect(vaultErrorOf(() => t.vault.create(note, user)).code).toBe('audit_failed');
+      expect(vaultErrorOf(() => t.vault.update(id, { name: 'Renamed' }, user)).code).toBe('audit_failed');
+      expect(vaultErrorOf(() => t.vault.setStatus(id, 'outdated', user)).code).toBe('audit_failed');
+      expect(vaultErrorOf(() => t.vault.archive(id, user)).code).toBe('audit_failed');
       mendIt(t.options().auditLog);
-      expect(vault.search().map((r) => r.name)).toEqual(['Mail']);
-      expect(vault.get(id).status).toBe('actual');
-      expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
+      expect(t.vault.search().map((r) => r.name)).toEqual(['Mail']);
+      expect(t.vault.get(id).status).toBe('actual');
+      expect(t.vault.auditLog().map((e) => e.action)).toEqual(['create']);
     });
   }
 
@@ -156,7 +128,7 @@ describe('audit log', () => {
   if (isRoot)
     it('reveals nothing when the audit log is read-only (mode 0400), for a process that is not root', () => {
       const id = create();
-      vault.close();
+      t.vault.close();
       const options = t.options();
       // The files become the unprivileged user's, as they would be in a normal install.
       const nobody = 65_534;
@@ -181,22 +153,22 @@ describe('audit log', () => {
       expect(result.reveal).toMatch(/^audit_failed: .*GNEXUS_AUDIT_LOG/);
       expect(result.create).toMatch(/^audit_failed: /);
       chmodSync(options.auditLog, 0o600);
-      vault = openVault(options);
-      expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
-      expect(vault.search().map((r) => r.name)).toEqual(['Mail']);
+      t.reopen();
+      expect(t.vault.auditLog().map((e) => e.action)).toEqual(['create']);
+      expect(t.vault.search().map((r) => r.name)).toEqual(['Mail']);
     });
 
   it('reveals nothing when the audit log folder cannot be created', () => {
-    vault.close();
+    t.vault.close();
     const blocker = join(t.dir, 'not-a-folder');
     writeFileSync(blocker, 'x');
-    vault = openVault(t.options({ auditLog: join(blocker, 'audit.jsonl') }));
+    t.reopen({ auditLog: join(blocker, 'audit.jsonl') });
     expect(
-      codeOf(() =>
-        vault.create({ name: 'X', type: 'note', fields: [{ name: 'n', value: 'v', secret: true }] }, user),
-      ),
+      vaultErrorOf(() =>
+        t.vault.create({ name: 'X', type: 'note', fields: [{ name: 'n', value: 'v', secret: true }] }, user),
+      ).code,
     ).toBe('audit_failed');
-    expect(vault.search()).toEqual([]);
+    expect(t.vault.search()).toEqual([]);
   });
 
   it('reads the newest entries from the end of a big log and skips a torn line', () => {

@@ -4,35 +4,15 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exportVault, importVault, openVault, type Vault, VaultError } from './index.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { describe, expect, it } from 'vitest';
+import { exportVault, importVault, openVault } from './index.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
-let vault: Vault;
+const t = useTempVault();
 const passphrase = 'correct horse battery staple';
 
-beforeEach(() => {
-  t = tempVault();
-  vault = openVault(t.options());
-});
-afterEach(() => {
-  vault.close();
-  t.remove();
-});
-
-function errorOf(fn: () => unknown): VaultError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VaultError) return err;
-    throw err;
-  }
-  throw new Error('expected a VaultError');
-}
-
 const add = (name: string, value: string) =>
-  vault.create(
+  t.vault.create(
     {
       name,
       type: 'password',
@@ -49,20 +29,20 @@ describe('backups', () => {
   it('round-trip every secret, archived ones included, into another vault with another key', () => {
     const a = add('Alpha', 'alpha-secret-value');
     const b = add('Beta', 'beta-secret-value');
-    vault.archive(b.id, user);
+    t.vault.archive(b.id, user);
     const file = join(t.dir, 'backup.json');
     expect(exportVault(t.options(), file, passphrase)).toEqual({ secrets: 2, file });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
     for (const clear of ['alpha-secret-value', 'Alpha', 'Beta-login']) expect(text).not.toContain(clear);
     expect(JSON.parse(text)).toMatchObject({ format: 'navi-vault-backup', version: 1, kdf: 'scrypt' });
-    expect(vault.auditLog({ limit: 1 })[0]).toMatchObject({ action: 'export', actor: 'user' });
+    expect(t.vault.auditLog({ limit: 1 })[0]).toMatchObject({ action: 'export', actor: 'user' });
 
     const other = t.options({ path: join(t.dir, 'other.db'), masterKey: 'another master key' });
     expect(importVault(other, file, passphrase)).toEqual({ added: 2, updated: 0, skipped: 0 });
     const restored = openVault(other);
     try {
-      expect(restored.get(a.id)).toEqual(vault.get(a.id));
+      expect(restored.get(a.id)).toEqual(t.vault.get(a.id));
       expect(restored.reveal(a.id, 'password', agent)).toBe('alpha-secret-value');
       expect(restored.get(b.id, { includeArchived: true }).status).toBe('archived');
       expect(restored.reveal(b.id, 'password', user)).toBe('beta-secret-value');
@@ -82,7 +62,7 @@ describe('backups', () => {
     const other = t.options({ path: join(t.dir, 'other.db') });
     expect(importVault(other, first, passphrase)).toEqual({ added: 3, updated: 0, skipped: 0 });
 
-    vault.update(older.id, { fields: [{ name: 'password', value: 'v2', secret: true }] }, user);
+    t.vault.update(older.id, { fields: [{ name: 'password', value: 'v2', secret: true }] }, user);
     const fresh = add('Fresh', 'f');
     const second = join(t.dir, 'second.json');
     exportVault(t.options(), second, passphrase);
@@ -98,9 +78,9 @@ describe('backups', () => {
     const check = openVault(other);
     try {
       expect(check.reveal(older.id, 'password', user)).toBe('v2');
-      expect(check.get(older.id).updated_at).toBe(vault.get(older.id).updated_at);
+      expect(check.get(older.id).updated_at).toBe(t.vault.get(older.id).updated_at);
       expect(check.reveal(newer.id, 'password', user)).toBe('changed in the other vault');
-      expect(check.get(same.id)).toEqual(vault.get(same.id));
+      expect(check.get(same.id)).toEqual(t.vault.get(same.id));
       expect(check.reveal(fresh.id, 'password', user)).toBe('f');
     } finally {
       check.close();
@@ -114,7 +94,7 @@ describe('backups', () => {
     const file = join(t.dir, 'backup.json');
     exportVault(t.options(), file, passphrase);
     const other = t.options({ path: join(t.dir, 'other.db') });
-    const wrong = errorOf(() => importVault(other, file, 'not the passphrase'));
+    const wrong = vaultErrorOf(() => importVault(other, file, 'not the passphrase'));
     expect(wrong.code).toBe('invalid');
     expect(wrong.message).toContain('the passphrase does not open');
 
@@ -122,23 +102,26 @@ describe('backups', () => {
     const bytes = Buffer.from(backup.ciphertext, 'base64');
     bytes[5] = (bytes[5] ?? 0) ^ 0xff;
     writeFileSync(file, JSON.stringify({ ...backup, ciphertext: bytes.toString('base64') }));
-    expect(errorOf(() => importVault(other, file, passphrase)).message).toContain('or the file was changed');
+    expect(vaultErrorOf(() => importVault(other, file, passphrase)).message).toContain(
+      'or the file was changed',
+    );
 
     writeFileSync(file, '{"format":"something else"}');
-    expect(errorOf(() => importVault(other, file, passphrase)).message).toContain(
+    expect(vaultErrorOf(() => importVault(other, file, passphrase)).message).toContain(
       'is not a Navi vault backup',
     );
     writeFileSync(file, 'not json at all');
-    expect(errorOf(() => importVault(other, file, passphrase)).message).toContain('it is not JSON');
+    expect(vaultErrorOf(() => importVault(other, file, passphrase)).message).toContain('it is not JSON');
     writeFileSync(file, JSON.stringify({ ...backup, params: { N: 2 ** 30, r: 8, p: 1, salt: 'AAAA' } }));
-    expect(errorOf(() => importVault(other, file, passphrase)).message).toContain('out of range');
-    expect(errorOf(() => importVault(other, join(t.dir, 'missing.json'), passphrase)).code).toBe('io');
+    expect(vaultErrorOf(() => importVault(other, file, passphrase)).message).toContain('out of range');
+    expect(vaultErrorOf(() => importVault(other, join(t.dir, 'missing.json'), passphrase)).code).toBe('io');
 
-    expect(errorOf(() => exportVault(t.options(), join(t.dir, 'b2.json'), 'short')).message).toContain(
+    expect(vaultErrorOf(() => exportVault(t.options(), join(t.dir, 'b2.json'), 'short')).message).toContain(
       'at least 12 characters',
     );
     expect(
-      errorOf(() => exportVault(t.options(), join(t.dir, 'no', 'such', 'folder', 'b.json'), passphrase)).code,
+      vaultErrorOf(() => exportVault(t.options(), join(t.dir, 'no', 'such', 'folder', 'b.json'), passphrase))
+        .code,
     ).toBe('io');
     const untouched = openVault(other);
     expect(untouched.search()).toEqual([]);

@@ -4,12 +4,12 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
-import { openVault, type Vault, VaultError, vaultOptions } from './index.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { openVault, type Vault, vaultOptions } from './index.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
+const t = useTempVault({ open: false });
 const open: Vault[] = [];
 const opened = (overrides = {}) => {
   const v = openVault(t.options(overrides));
@@ -17,12 +17,9 @@ const opened = (overrides = {}) => {
   return v;
 };
 
-beforeEach(() => {
-  t = tempVault();
-});
+// Registered after useTempVault's hook, so it runs before it: the vaults close before their folder goes.
 afterEach(() => {
   for (const v of open.splice(0)) v.close();
-  t.remove();
 });
 
 function lockedMessage(vault: Vault): string {
@@ -38,14 +35,9 @@ function lockedMessage(vault: Vault): string {
     () => vault.auditLog(),
   ];
   const messages = calls.map((call) => {
-    try {
-      call();
-    } catch (err) {
-      expect(err).toBeInstanceOf(VaultError);
-      expect((err as VaultError).code).toBe('locked');
-      return (err as Error).message;
-    }
-    throw new Error('a locked vault answered');
+    const err = vaultErrorOf(call);
+    expect(err.code).toBe('locked');
+    return err.message;
   });
   expect(new Set(messages).size).toBe(1);
   return messages[0] ?? '';

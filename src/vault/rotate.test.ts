@@ -3,15 +3,15 @@
  * and a rotation cut short at any step leaves a vault that opens.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openVault, rotateVaultKey, type Vault, VaultError } from './index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openVault, rotateVaultKey, type Vault, type VaultOptions } from './index.js';
 import { newMasterKey } from './key-source.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
+const t = useTempVault({ open: false });
 let id: string;
 
-function withVault<T>(overrides: Parameters<TempVault['options']>[0], fn: (v: Vault) => T): T {
+function withVault<T>(overrides: Partial<VaultOptions>, fn: (v: Vault) => T): T {
   const vault = openVault(t.options(overrides));
   try {
     return fn(vault);
@@ -32,21 +32,6 @@ const seed = (v: Vault) =>
     },
     user,
   ).id;
-
-beforeEach(() => {
-  t = tempVault();
-});
-afterEach(() => t.remove());
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VaultError) return err.code;
-    throw err;
-  }
-  return 'no error';
-}
 
 describe('rotating the key file', () => {
   beforeEach(() => {
@@ -92,7 +77,9 @@ describe('rotating the key file', () => {
   it('takes a key given to it, and refuses the key in use', () => {
     rotateVaultKey(t.options(), 'a key chosen by the person');
     expect(readFileSync(t.options().keyFile, 'utf8').trim()).toBe('a key chosen by the person');
-    expect(codeOf(() => rotateVaultKey(t.options(), 'a key chosen by the person'))).toBe('invalid');
+    expect(vaultErrorOf(() => rotateVaultKey(t.options(), 'a key chosen by the person')).code).toBe(
+      'invalid',
+    );
   });
 });
 
@@ -119,6 +106,6 @@ describe('rotating GNEXUS_MASTER_KEY', () => {
 
   it('refuses a locked vault', () => {
     withVault({ masterKey: 'right' }, seed);
-    expect(codeOf(() => rotateVaultKey(t.options({ masterKey: 'wrong' }), 'next'))).toBe('locked');
+    expect(vaultErrorOf(() => rotateVaultKey(t.options({ masterKey: 'wrong' }), 'next')).code).toBe('locked');
   });
 });

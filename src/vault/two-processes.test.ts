@@ -5,17 +5,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openVault, type VaultOptions } from './index.js';
-import { agent, type TempVault, tempVault } from './test-support.js';
+import { agent, useTempVault } from './test-support.js';
 
 const script = join(import.meta.dirname, 'fixtures', 'vault-child.ts');
 
-let t: TempVault;
-beforeEach(() => {
-  t = tempVault();
-});
-afterEach(() => t.remove());
+const t = useTempVault({ open: false });
 
 interface ChildResult {
   ids?: string[];

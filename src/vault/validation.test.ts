@@ -2,30 +2,11 @@
  * Bad input through the real vault: missing, wrong-typed, oversized and hostile values are
  * refused with what was wrong and what to send, and leave the vault as it was.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type NewSecret, openVault, type SecretPatch, type Vault, VaultError } from './index.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { NewSecret, SecretPatch } from './index.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
-let vault: Vault;
-beforeEach(() => {
-  t = tempVault();
-  vault = openVault(t.options());
-});
-afterEach(() => {
-  vault.close();
-  t.remove();
-});
-
-function refusal(fn: () => unknown): VaultError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VaultError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
+const t = useTempVault();
 
 const field = { name: 'password', value: 'pw', secret: true };
 const good: NewSecret = { name: 'Good', type: 'password', fields: [field] };
@@ -75,14 +56,14 @@ describe('creating', () => {
   ];
   for (const [what, input, message] of cases)
     it(`refuses ${what}`, () => {
-      const err = refusal(() => vault.create(loose(input), user));
+      const err = vaultErrorOf(() => t.vault.create(loose(input), user));
       expect(err.code).toBe('invalid');
       expect(err.message).toContain(message);
-      expect(vault.search()).toEqual([]);
+      expect(t.vault.search()).toEqual([]);
     });
 
   it('takes a value of exactly 64 KiB and strange but valid text', () => {
-    const s = vault.create(
+    const s = t.vault.create(
       {
         name: "Robert'); DROP TABLE secrets;--",
         type: 'custom',
@@ -91,52 +72,52 @@ describe('creating', () => {
       },
       user,
     );
-    expect(vault.reveal(s.id, 'big', user)).toHaveLength(32768);
-    expect(vault.search({ query: 'drop table' }).map((r) => r.id)).toEqual([s.id]);
+    expect(t.vault.reveal(s.id, 'big', user)).toHaveLength(32768);
+    expect(t.vault.search({ query: 'drop table' }).map((r) => r.id)).toEqual([s.id]);
   });
 
   it('needs an audit context with a known actor', () => {
-    expect(refusal(() => vault.create(good, loose(undefined) as never)).message).toContain('actor');
-    expect(refusal(() => vault.create(good, { actor: 'root' } as never)).code).toBe('invalid');
+    expect(vaultErrorOf(() => t.vault.create(good, loose(undefined) as never)).message).toContain('actor');
+    expect(vaultErrorOf(() => t.vault.create(good, { actor: 'root' } as never)).code).toBe('invalid');
   });
 });
 
 describe('ids and fields', () => {
   const hostile: unknown[] = ["' OR 1=1 --", '../../etc/passwd', '', 42, null, { id: 1 }, 'x'.repeat(10_000)];
   it('answers not_found for any id that is not a stored UUID, without echoing a long one whole', () => {
-    const s = vault.create(good, user);
+    const s = t.vault.create(good, user);
     for (const id of [...hostile, '00000000-0000-4000-8000-000000000000']) {
       for (const call of [
-        () => vault.get(id as string),
-        () => vault.reveal(id as string, 'password', agent),
-        () => vault.resolve(id as string, 'password', agent),
-        () => vault.update(id as string, { name: 'x' }, user),
-        () => vault.setStatus(id as string, 'outdated', user),
-        () => vault.archive(id as string, user),
+        () => t.vault.get(id as string),
+        () => t.vault.reveal(id as string, 'password', agent),
+        () => t.vault.resolve(id as string, 'password', agent),
+        () => t.vault.update(id as string, { name: 'x' }, user),
+        () => t.vault.setStatus(id as string, 'outdated', user),
+        () => t.vault.archive(id as string, user),
       ]) {
-        const err = refusal(call);
+        const err = vaultErrorOf(call);
         expect(err.code).toBe('not_found');
         expect(err.message).toContain('no secret with id');
         expect(err.message.length).toBeLessThan(250);
       }
     }
     // Upper case is the same id.
-    expect(vault.get(s.id.toUpperCase()).id).toBe(s.id);
-    expect(vault.reveal(s.id, 'password', agent)).toBe('pw');
+    expect(t.vault.get(s.id.toUpperCase()).id).toBe(s.id);
+    expect(t.vault.reveal(s.id, 'password', agent)).toBe('pw');
   });
 
   it('names the fields a secret has when asked for another', () => {
-    const s = vault.create(good, user);
-    const err = refusal(() => vault.reveal(s.id, 'pin', agent));
+    const s = t.vault.create(good, user);
+    const err = vaultErrorOf(() => t.vault.reveal(s.id, 'pin', agent));
     expect(err.code).toBe('not_found');
     expect(err.message).toBe('the secret "Good" has no field "pin"; its fields are password');
-    expect(refusal(() => vault.reveal(s.id, '../x', agent)).code).toBe('invalid');
-    expect(vault.auditLog().map((e) => e.action)).toEqual(['create']);
+    expect(vaultErrorOf(() => t.vault.reveal(s.id, '../x', agent)).code).toBe('invalid');
+    expect(t.vault.auditLog().map((e) => e.action)).toEqual(['create']);
   });
 
   it('refuses a status that is not one', () => {
-    const s = vault.create(good, user);
-    expect(refusal(() => vault.setStatus(s.id, 'deleted' as never, user)).message).toContain(
+    const s = t.vault.create(good, user);
+    expect(vaultErrorOf(() => t.vault.setStatus(s.id, 'deleted' as never, user)).message).toContain(
       'use one of actual',
     );
   });
@@ -145,7 +126,7 @@ describe('ids and fields', () => {
 describe('updating', () => {
   let id: string;
   beforeEach(() => {
-    id = vault.create(
+    id = t.vault.create(
       {
         ...good,
         fields: [
@@ -166,23 +147,23 @@ describe('updating', () => {
   ];
   for (const [what, patch, message] of bad)
     it(`refuses ${what}`, () => {
-      const err = refusal(() => vault.update(id, patch as SecretPatch, user));
+      const err = vaultErrorOf(() => t.vault.update(id, patch as SecretPatch, user));
       expect(err.code).toBe('invalid');
       expect(err.message).toContain(message);
     });
 
   it('refuses removing an unknown field or every field, and changes nothing then', () => {
-    expect(refusal(() => vault.update(id, { remove_fields: ['pin'] }, user)).message).toContain(
+    expect(vaultErrorOf(() => t.vault.update(id, { remove_fields: ['pin'] }, user)).message).toContain(
       'has no field "pin"',
     );
-    expect(refusal(() => vault.update(id, { remove_fields: ['user', 'password'] }, user)).message).toContain(
-      'keep at least one field',
-    );
-    expect(vault.get(id).fields.map((f) => f.name)).toEqual(['user', 'password']);
+    expect(
+      vaultErrorOf(() => t.vault.update(id, { remove_fields: ['user', 'password'] }, user)).message,
+    ).toContain('keep at least one field');
+    expect(t.vault.get(id).fields.map((f) => f.name)).toEqual(['user', 'password']);
   });
 
   it('replaces, adds and removes fields, keeping their order', () => {
-    const after = vault.update(
+    const after = t.vault.update(
       id,
       {
         name: 'Renamed',
@@ -200,8 +181,8 @@ describe('updating', () => {
       ['password', '••••••••'],
       ['url', 'https://example.org'],
     ]);
-    expect(vault.reveal(id, 'password', agent)).toBe('new-pw');
-    expect(vault.auditLog({ limit: 2 })[1]?.detail).toBe('name; tags; fields password, url; removed user');
+    expect(t.vault.reveal(id, 'password', agent)).toBe('new-pw');
+    expect(t.vault.auditLog({ limit: 2 })[1]?.detail).toBe('name; tags; fields password, url; removed user');
   });
 });
 
@@ -221,6 +202,6 @@ describe('searching', () => {
   ];
   for (const [what, query] of bad)
     it(`refuses ${what}`, () => {
-      expect(refusal(() => vault.search(query as never)).code).toBe('invalid');
+      expect(vaultErrorOf(() => t.vault.search(query as never)).code).toBe('invalid');
     });
 });

@@ -4,38 +4,18 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MASK, openVault, SECRET_TYPES, type Vault, VaultError } from './index.js';
-import { agent, type TempVault, tempVault, user } from './test-support.js';
+import { describe, expect, it } from 'vitest';
+import { MASK, SECRET_TYPES } from './index.js';
+import { agent, user, useTempVault, vaultErrorOf } from './test-support.js';
 
-let t: TempVault;
-let vault: Vault;
-
-beforeEach(() => {
-  t = tempVault();
-  vault = openVault(t.options());
-});
-afterEach(() => {
-  vault.close();
-  t.remove();
-});
-
-function errorOf(fn: () => unknown): VaultError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VaultError) return err;
-    throw err;
-  }
-  throw new Error('expected a VaultError');
-}
+const t = useTempVault();
 
 describe('vault round trip', () => {
   it('stores every secret type with secret and plain fields, masked until revealed', () => {
-    expect(vault.status()).toMatchObject({ state: 'unlocked', keySource: 'file', path: t.options().path });
+    expect(t.vault.status()).toMatchObject({ state: 'unlocked', keySource: 'file', path: t.options().path });
     for (const type of SECRET_TYPES) {
       const value = `s3cr3t-${type}-ünïcode-✓`;
-      const created = vault.create(
+      const created = t.vault.create(
         {
           name: `My ${type}`,
           type,
@@ -52,13 +32,13 @@ describe('vault round trip', () => {
         { name: 'value', secret: true, value: MASK, reference: `{{secret:${created.id}.value}}` },
       ]);
       expect(JSON.stringify(created)).not.toContain(value);
-      expect(vault.get(created.id)).toEqual(created);
-      expect(vault.reveal(created.id, 'value', agent)).toBe(value);
-      expect(vault.resolve(created.id, 'value', agent)).toEqual({ value, label: `My ${type}.value` });
-      expect(vault.reveal(created.id, 'username', agent)).toBe(`me-${type}`);
+      expect(t.vault.get(created.id)).toEqual(created);
+      expect(t.vault.reveal(created.id, 'value', agent)).toBe(value);
+      expect(t.vault.resolve(created.id, 'value', agent)).toEqual({ value, label: `My ${type}.value` });
+      expect(t.vault.reveal(created.id, 'username', agent)).toBe(`me-${type}`);
     }
     expect(
-      vault
+      t.vault
         .search()
         .map((r) => r.type)
         .sort(),
@@ -67,7 +47,7 @@ describe('vault round trip', () => {
 
   it('keeps the database file, its WAL and its mode free of values and of the master key', () => {
     const value = 'ghp_VerySecretTokenValue1234567890';
-    vault.create(
+    t.vault.create(
       { name: 'GitHub', type: 'api_token', fields: [{ name: 'token', value, secret: true }] },
       user,
     );
@@ -86,7 +66,7 @@ describe('vault round trip', () => {
       expect(content.includes(value)).toBe(false);
       expect(content.includes(key)).toBe(false);
     }
-    vault.close();
+    t.vault.close();
     const db = new BetterSqlite3(t.options().path);
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
@@ -95,7 +75,6 @@ describe('vault round trip', () => {
     expect(bytes().includes('GitHub')).toBe(true);
     expect(statSync(t.options().path).mode & 0o777).toBe(0o600);
     expect(statSync(t.options().keyFile).mode & 0o777).toBe(0o600);
-    vault = openVault(t.options());
   });
 });
 
@@ -120,14 +99,14 @@ describe('integrity', () => {
   }
 
   it('detects a flipped byte in a stored value', () => {
-    const s = vault.create(
+    const s = t.vault.create(
       { name: 'Bank', type: 'password', fields: [{ name: 'pin', value: '1234', secret: true }] },
       user,
     );
     const sealed = Buffer.from(sealedOf(s.id, 'pin'));
     sealed[14] = (sealed[14] ?? 0) ^ 0x01;
     setSealed(s.id, 'pin', sealed);
-    const err = errorOf(() => vault.reveal(s.id, 'pin', agent));
+    const err = vaultErrorOf(() => t.vault.reveal(s.id, 'pin', agent));
     expect(err.code).toBe('io');
     expect(err.message).toBe(
       'the stored value of Bank.pin fails its integrity check: the vault file was changed outside Navi or is damaged; restore it from a backup',
@@ -135,7 +114,7 @@ describe('integrity', () => {
   });
 
   it('detects ciphertexts swapped between fields and between secrets', () => {
-    const a = vault.create(
+    const a = t.vault.create(
       {
         name: 'A',
         type: 'custom',
@@ -146,7 +125,7 @@ describe('integrity', () => {
       },
       user,
     );
-    const b = vault.create(
+    const b = t.vault.create(
       { name: 'B', type: 'custom', fields: [{ name: 'one', value: 'other', secret: true }] },
       user,
     );
@@ -154,14 +133,14 @@ describe('integrity', () => {
     const two = sealedOf(a.id, 'two');
     setSealed(a.id, 'one', two);
     setSealed(a.id, 'two', one);
-    expect(errorOf(() => vault.reveal(a.id, 'one', agent)).message).toContain(
+    expect(vaultErrorOf(() => t.vault.reveal(a.id, 'one', agent)).message).toContain(
       'A.one fails its integrity check',
     );
-    expect(errorOf(() => vault.reveal(a.id, 'two', agent)).message).toContain(
+    expect(vaultErrorOf(() => t.vault.reveal(a.id, 'two', agent)).message).toContain(
       'A.two fails its integrity check',
     );
     setSealed(b.id, 'one', one);
-    expect(errorOf(() => vault.resolve(b.id, 'one', agent)).message).toContain(
+    expect(vaultErrorOf(() => t.vault.resolve(b.id, 'one', agent)).message).toContain(
       'B.one fails its integrity check',
     );
   });
@@ -169,7 +148,7 @@ describe('integrity', () => {
 
 describe('search and archive', () => {
   function add(name: string, tags: string[], login: string, secret: string) {
-    return vault.create(
+    return t.vault.create(
       {
         name,
         type: 'password',
@@ -186,36 +165,36 @@ describe('search and archive', () => {
   it('matches words in names, tags and plain fields, never in secret values', () => {
     add('GitHub', ['code', 'Work'], 'octo@example.com', 'zebra-crossing');
     add('Bank', ['money'], 'me', 'zebra-stripes');
-    expect(vault.search({ query: 'github' }).map((r) => r.name)).toEqual(['GitHub']);
-    expect(vault.search({ query: 'WORK code' }).map((r) => r.name)).toEqual(['GitHub']);
-    expect(vault.search({ query: 'octo@' }).map((r) => r.name)).toEqual(['GitHub']);
-    expect(vault.search({ query: 'zebra' })).toEqual([]);
-    expect(vault.search({ tag: 'money' }).map((r) => r.name)).toEqual(['Bank']);
-    expect(vault.search({ query: "' OR 1=1 --" })).toEqual([]);
-    expect(vault.search({ limit: 1 })).toHaveLength(1);
-    expect(errorOf(() => vault.search({ limit: 500 })).code).toBe('invalid');
+    expect(t.vault.search({ query: 'github' }).map((r) => r.name)).toEqual(['GitHub']);
+    expect(t.vault.search({ query: 'WORK code' }).map((r) => r.name)).toEqual(['GitHub']);
+    expect(t.vault.search({ query: 'octo@' }).map((r) => r.name)).toEqual(['GitHub']);
+    expect(t.vault.search({ query: 'zebra' })).toEqual([]);
+    expect(t.vault.search({ tag: 'money' }).map((r) => r.name)).toEqual(['Bank']);
+    expect(t.vault.search({ query: "' OR 1=1 --" })).toEqual([]);
+    expect(t.vault.search({ limit: 1 })).toHaveLength(1);
+    expect(vaultErrorOf(() => t.vault.search({ limit: 500 })).code).toBe('invalid');
   });
 
   it('hides archived secrets from search, get, reveal and the agent, but not from the person', () => {
     const s = add('Old', [], 'me', 'gone-value');
-    vault.setStatus(s.id, 'outdated', user);
-    expect(vault.search().map((r) => r.status)).toEqual(['outdated']);
-    vault.archive(s.id, agent);
-    expect(vault.search()).toEqual([]);
-    expect(vault.search({ query: 'old' })).toEqual([]);
-    expect(errorOf(() => vault.get(s.id)).code).toBe('not_found');
-    expect(errorOf(() => vault.reveal(s.id, 'password', agent)).code).toBe('not_found');
-    expect(errorOf(() => vault.resolve(s.id, 'password', user)).code).toBe('not_found');
-    expect(errorOf(() => vault.search({ status: 'archived' })).code).toBe('invalid');
-    expect(errorOf(() => vault.setStatus(s.id, 'actual', agent)).code).toBe('not_found');
-    expect(vault.search({ includeArchived: true }).map((r) => r.name)).toEqual(['Old']);
-    expect(vault.search({ includeArchived: true, status: 'archived' }).map((r) => r.name)).toEqual(['Old']);
-    expect(vault.get(s.id, { includeArchived: true }).status).toBe('archived');
-    expect(vault.reveal(s.id, 'password', user)).toBe('gone-value');
-    expect(errorOf(() => vault.update(s.id, { name: 'x' }, user)).message).toContain(
+    t.vault.setStatus(s.id, 'outdated', user);
+    expect(t.vault.search().map((r) => r.status)).toEqual(['outdated']);
+    t.vault.archive(s.id, agent);
+    expect(t.vault.search()).toEqual([]);
+    expect(t.vault.search({ query: 'old' })).toEqual([]);
+    expect(vaultErrorOf(() => t.vault.get(s.id)).code).toBe('not_found');
+    expect(vaultErrorOf(() => t.vault.reveal(s.id, 'password', agent)).code).toBe('not_found');
+    expect(vaultErrorOf(() => t.vault.resolve(s.id, 'password', user)).code).toBe('not_found');
+    expect(vaultErrorOf(() => t.vault.search({ status: 'archived' })).code).toBe('invalid');
+    expect(vaultErrorOf(() => t.vault.setStatus(s.id, 'actual', agent)).code).toBe('not_found');
+    expect(t.vault.search({ includeArchived: true }).map((r) => r.name)).toEqual(['Old']);
+    expect(t.vault.search({ includeArchived: true, status: 'archived' }).map((r) => r.name)).toEqual(['Old']);
+    expect(t.vault.get(s.id, { includeArchived: true }).status).toBe('archived');
+    expect(t.vault.reveal(s.id, 'password', user)).toBe('gone-value');
+    expect(vaultErrorOf(() => t.vault.update(s.id, { name: 'x' }, user)).message).toContain(
       'archived and cannot be changed',
     );
-    expect(vault.setStatus(s.id, 'actual', user).status).toBe('actual');
-    expect(vault.search().map((r) => r.name)).toEqual(['Old']);
+    expect(t.vault.setStatus(s.id, 'actual', user).status).toBe('actual');
+    expect(t.vault.search().map((r) => r.name)).toEqual(['Old']);
   });
 });
