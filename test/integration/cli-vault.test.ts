@@ -2,45 +2,15 @@
  * `navi vault` run as a real child process on real vault files: status, key rotation, encrypted
  * export and import, and every refusal as one line on stderr with exit code 1.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openVault, type VaultOptions } from '../../src/vault/index.js';
-import { repoRoot, tempDir } from '../support/navi.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function navi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { tempDir } from '../support/navi.js';
+import { type NaviRun, runNavi } from '../support/navi-process.js';
 
 /** A refusal: exit code 1 and one line on stderr. */
-function expectRefusal(run: Run, ...parts: string[]): void {
+function expectRefusal(run: NaviRun, ...parts: string[]): void {
   expect(run.code, run.stderr).toBe(1);
   expect(run.stderr.trim().split('\n')).toHaveLength(1);
   expect(run.stderr.startsWith('navi vault: ')).toBe(true);
@@ -97,39 +67,39 @@ function reveal(id: string, opts: VaultOptions = options): string {
 
 describe('navi vault', () => {
   it('is listed in the help and explains itself', async () => {
-    expect((await navi(['help'], {}, dir)).stdout).toContain('vault');
-    const help = await navi(['vault', 'help'], {}, dir);
+    expect((await runNavi(['help'], {}, dir)).stdout).toContain('vault');
+    const help = await runNavi(['vault', 'help'], {}, dir);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('rotate-key');
     expectRefusal(
-      await navi(['vault', 'frobnicate'], {}, dir),
+      await runNavi(['vault', 'frobnicate'], {}, dir),
       'unknown command "frobnicate"',
       'navi vault help',
     );
-    expectRefusal(await navi(['vault', 'status', 'extra'], {}, dir), 'takes no arguments');
+    expectRefusal(await runNavi(['vault', 'status', 'extra'], {}, dir), 'takes no arguments');
   }, 60_000);
 
   it('status: no vault yet, then unlocked with its counts, then locked with what to do', async () => {
-    const none = await navi(['vault', 'status'], {}, dir);
+    const none = await runNavi(['vault', 'status'], {}, dir);
     expect(none.code).toBe(0);
     expect(none.stdout).toContain(`No vault yet at ${options.path}`);
     expect(existsSync(options.path)).toBe(false);
 
     seed();
-    const status = await navi(['vault', 'status'], {}, dir);
+    const status = await runNavi(['vault', 'status'], {}, dir);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain(`The vault ${options.path} is unlocked.`);
     expect(status.stdout).toContain(`Its key is in ${options.keyFile}`);
     expect(status.stdout).toContain('1 secrets in use and 1 archived');
 
-    const locked = await navi(['vault', 'status'], { GNEXUS_MASTER_KEY: 'not the key' }, dir);
+    const locked = await runNavi(['vault', 'status'], { GNEXUS_MASTER_KEY: 'not the key' }, dir);
     expectRefusal(locked, 'the vault is locked', 'set GNEXUS_MASTER_KEY', 'restart Navi');
   }, 60_000);
 
   it('rotate-key: a new key file; the vault opens with it and the values are intact', async () => {
     const id = seed();
     const before = readFileSync(options.keyFile, 'utf8');
-    const run = await navi(['vault', 'rotate-key'], {}, dir);
+    const run = await runNavi(['vault', 'rotate-key'], {}, dir);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(`the key file ${options.keyFile} now holds the new key`);
     expect(readFileSync(options.keyFile, 'utf8')).not.toBe(before);
@@ -143,10 +113,10 @@ describe('navi vault', () => {
     const envOptions = { ...options, masterKey: 'the first master key' };
     const id = seed(envOptions);
     expectRefusal(
-      await navi(['vault', 'rotate-key'], { GNEXUS_MASTER_KEY: 'the first master key' }, dir),
+      await runNavi(['vault', 'rotate-key'], { GNEXUS_MASTER_KEY: 'the first master key' }, dir),
       'GNEXUS_NEW_MASTER_KEY',
     );
-    const run = await navi(
+    const run = await runNavi(
       ['vault', 'rotate-key'],
       { GNEXUS_MASTER_KEY: 'the first master key', GNEXUS_NEW_MASTER_KEY: 'the second master key' },
       dir,
@@ -163,13 +133,13 @@ describe('navi vault', () => {
   it('export and import: a round trip into another vault, and the refusals', async () => {
     const id = seed();
     const file = join(dir, 'backup.json');
-    expectRefusal(await navi(['vault', 'export', file], {}, dir), 'GNEXUS_BACKUP_PASSPHRASE');
+    expectRefusal(await runNavi(['vault', 'export', file], {}, dir), 'GNEXUS_BACKUP_PASSPHRASE');
     expectRefusal(
-      await navi(['vault', 'export', file], { GNEXUS_BACKUP_PASSPHRASE: 'short' }, dir),
+      await runNavi(['vault', 'export', file], { GNEXUS_BACKUP_PASSPHRASE: 'short' }, dir),
       'at least 12 characters',
     );
     expectRefusal(
-      await navi(
+      await runNavi(
         ['vault', 'export', file, '--passphrase', 'x'],
         { GNEXUS_BACKUP_PASSPHRASE: passphrase },
         dir,
@@ -177,12 +147,12 @@ describe('navi vault', () => {
       'takes one file name',
     );
     expectRefusal(
-      await navi(['vault', 'export'], { GNEXUS_BACKUP_PASSPHRASE: passphrase }, dir),
+      await runNavi(['vault', 'export'], { GNEXUS_BACKUP_PASSPHRASE: passphrase }, dir),
       'one file name',
     );
     expect(existsSync(file)).toBe(false);
 
-    const exported = await navi(
+    const exported = await runNavi(
       ['vault', 'export', 'backup.json'],
       { GNEXUS_BACKUP_PASSPHRASE: passphrase },
       dir,
@@ -194,21 +164,21 @@ describe('navi vault', () => {
 
     const other = { GNEXUS_VAULT_PATH: 'other/vault.db', GNEXUS_KEY_FILE: 'other/vault.key' };
     expectRefusal(
-      await navi(
+      await runNavi(
         ['vault', 'import', file],
         { ...other, GNEXUS_BACKUP_PASSPHRASE: 'the wrong passphrase' },
         dir,
       ),
       'the passphrase does not open',
     );
-    const imported = await navi(
+    const imported = await runNavi(
       ['vault', 'import', file],
       { ...other, GNEXUS_BACKUP_PASSPHRASE: passphrase },
       dir,
     );
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toContain('2 added, 0 updated, 0 kept');
-    const again = await navi(
+    const again = await runNavi(
       ['vault', 'import', file],
       { ...other, GNEXUS_BACKUP_PASSPHRASE: passphrase },
       dir,
@@ -221,7 +191,7 @@ describe('navi vault', () => {
     };
     expect(reveal(id, otherOptions)).toBe('router-pass-42');
     expectRefusal(
-      await navi(
+      await runNavi(
         ['vault', 'import', join(dir, 'missing.json')],
         { GNEXUS_BACKUP_PASSPHRASE: passphrase },
         dir,

@@ -4,45 +4,14 @@
  * unreachable LLM, with a broken user tool and a broken MCP config reported by name; the
  * pairing links of `navi serve` and `navi pair`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openVault } from '../../src/vault/index.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { repoRoot, tempDir } from '../support/navi.js';
-import { spawnNavi } from '../support/navi-process.js';
+import { runNavi, spawnNavi } from '../support/navi-process.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function navi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('the navi command', () => {
   let fake: FakeLlm;
@@ -70,22 +39,22 @@ describe('the navi command', () => {
   });
 
   it('prints its usage for help and refuses an unknown command with exit code 2', async () => {
-    const help = await navi(['help'], env, dir);
+    const help = await runNavi(['help'], env, dir);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('doctor');
-    const unknown = await navi(['frobnicate'], env, dir);
+    const unknown = await runNavi(['frobnicate'], env, dir);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
   });
 
   it('stops on a bad setting and names the variable', async () => {
-    const run = await navi(['doctor'], { ...env, NAVI_PORT: 'eighty' }, dir);
+    const run = await runNavi(['doctor'], { ...env, NAVI_PORT: 'eighty' }, dir);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('NAVI_PORT');
   });
 
   it('doctor passes when the LLM answers and nothing failed to load', async () => {
-    const run = await navi(['doctor'], env, dir);
+    const run = await runNavi(['doctor'], env, dir);
     expect(run.stdout).toMatch(/\[ok\] +database/);
     expect(run.stdout).toMatch(/\[ok\] +llm ollama/);
     expect(run.stdout).toContain('All checks passed.');
@@ -100,7 +69,7 @@ describe('the navi command', () => {
       GNEXUS_KEY_FILE: join(vaultDir, 'vault.key'),
       GNEXUS_AUDIT_LOG: join(vaultDir, 'audit.jsonl'),
     };
-    const none = await navi(['doctor'], vaultEnv, dir);
+    const none = await runNavi(['doctor'], vaultEnv, dir);
     expect(none.stdout).toMatch(
       /\[ok\] +vault: none yet at .*vault\.db; it is created when a secret is first stored/,
     );
@@ -117,19 +86,27 @@ describe('the navi command', () => {
       { actor: 'user' },
     );
     vault.close();
-    const open = await navi(['doctor'], vaultEnv, dir);
+    const open = await runNavi(['doctor'], vaultEnv, dir);
     expect(open.stdout).toMatch(/\[ok\] +vault: .*vault\.db unlocked \(key from the key file\)/);
     expect(open.code).toBe(0);
 
-    const locked = await navi(['doctor'], { ...vaultEnv, GNEXUS_MASTER_KEY: 'a-key-of-another-vault' }, dir);
+    const locked = await runNavi(
+      ['doctor'],
+      { ...vaultEnv, GNEXUS_MASTER_KEY: 'a-key-of-another-vault' },
+      dir,
+    );
     expect(locked.stdout).toMatch(/\[FAIL\] +vault: .*vault\.db is locked: .*GNEXUS_MASTER_KEY/);
     expect(locked.code).toBe(1);
 
     // A setting naming a secret: resolved when it exists, start-up stopped when it does not.
-    const named = await navi(['doctor'], { ...vaultEnv, OPENAI_API_KEY: secret.fields[0]!.reference! }, dir);
+    const named = await runNavi(
+      ['doctor'],
+      { ...vaultEnv, OPENAI_API_KEY: secret.fields[0]!.reference! },
+      dir,
+    );
     expect(named.code).toBe(0);
     const missing = '{{secret:00000000-0000-4000-8000-000000000000.key}}';
-    const served = await navi(['serve'], { ...vaultEnv, OPENAI_API_KEY: missing, NAVI_PORT: '0' }, dir);
+    const served = await runNavi(['serve'], { ...vaultEnv, OPENAI_API_KEY: missing, NAVI_PORT: '0' }, dir);
     expect(served.code).toBe(2);
     expect(served.stderr).toContain(`OPENAI_API_KEY=${missing}: `);
   });
@@ -142,19 +119,19 @@ describe('the navi command', () => {
       args: ['stdio'],
     };
     writeFileSync(join(servers, 'everything.json'), JSON.stringify(config));
-    const run = await navi(['doctor'], { ...env, MCP_SERVERS_DIR: servers }, dir);
+    const run = await runNavi(['doctor'], { ...env, MCP_SERVERS_DIR: servers }, dir);
     expect(run.stdout).toMatch(/\[ok\] +mcp everything: ready \(stdio, [1-9]\d* tools\)/);
     expect(run.code).toBe(0);
   });
 
   it('doctor starts the shipped navi-web and names the Chromium web_view uses, or warns without one', async () => {
     const shipped = { ...env, MCP_SHIPPED_SERVERS: 'true' };
-    const run = await navi(['doctor'], shipped, dir);
+    const run = await runNavi(['doctor'], shipped, dir);
     expect(run.stdout).toMatch(/\[ok\] +mcp navi-web: ready \(stdio, 3 tools\)/);
     expect(run.stdout).toMatch(/\[ok\] +chromium: \/\S+, used by web_view/);
     expect(run.code).toBe(0);
 
-    const without = await navi(['doctor'], { ...shipped, CHROMIUM_PATH: join(dir, 'no-chromium') }, dir);
+    const without = await runNavi(['doctor'], { ...shipped, CHROMIUM_PATH: join(dir, 'no-chromium') }, dir);
     expect(without.stdout).toMatch(
       /\[warn\] +chromium: CHROMIUM_PATH is .*no-chromium.*web_view still works/,
     );
@@ -168,7 +145,7 @@ describe('the navi command', () => {
     writeFileSync(join(broken, 'tools', 'half.ts'), 'export const name = "half";\n');
     mkdirSync(join(broken, 'mcp'));
     writeFileSync(join(broken, 'mcp', 'bad.json'), '{ not json');
-    const run = await navi(
+    const run = await runNavi(
       ['doctor'],
       {
         ...env,
@@ -205,7 +182,7 @@ describe('the navi command', () => {
       const served = linkPattern.exec(output)?.[1];
       expect(served, output).toBeDefined();
 
-      const printed = await navi(
+      const printed = await runNavi(
         ['pair'],
         { ...env, DB_PATH: join(serveDir, 'navi.db'), NAVI_PORT: String(port) },
         dir,
@@ -238,10 +215,10 @@ describe('the navi command', () => {
       for (const cookie of cookies) expect(await consent(cookie)).toBe(true);
 
       const dbEnv = { ...env, DB_PATH: join(serveDir, 'navi.db') };
-      const typo = await navi(['pair', '--everything'], dbEnv, dir);
+      const typo = await runNavi(['pair', '--everything'], dbEnv, dir);
       expect(typo.code).toBe(2);
       expect(typo.stderr).toContain('unknown option "--everything"');
-      const forget = await navi(['pair', '--unpair-all'], dbEnv, dir);
+      const forget = await runNavi(['pair', '--unpair-all'], dbEnv, dir);
       expect(forget.code).toBe(0);
       expect(forget.stdout).toContain('Forgot 2 paired browsers');
       for (const cookie of cookies) expect(await consent(cookie)).toBe(false);

@@ -1,7 +1,8 @@
 /**
- * A real `navi serve` child process, for tests and benchmarks that need Navi in its own process
- * (a kill -9, the process-wide error handlers, CPU time read from /proc). The environment is
- * built from a folder, a port and a fake LLM; `extra` adds or overrides variables.
+ * Navi as a real child process. `spawnNavi`: a `navi serve` for tests and benchmarks that need
+ * Navi in its own process (a kill -9, the process-wide error handlers, CPU time read from /proc);
+ * its environment is built from a folder, a port and a fake LLM, and `extra` adds or overrides
+ * variables. `runNavi`: any `navi` command, run to its end, with what it printed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -66,4 +67,40 @@ export async function spawnNavi(
   }
   child.kill('SIGKILL');
   throw new Error('navi did not become healthy within 60 s');
+}
+
+/** How a `navi` command ended, and everything it printed. */
+export interface NaviRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `navi <args>` in `cwd` and resolves when it has ended. The environment is `env` on top of
+ * PATH, HOME and LOG_LEVEL=ERROR only, so the caller's own settings cannot leak in. A command
+ * still running after 60 s is killed, and resolves with its code null.
+ */
+export function runNavi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<NaviRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
