@@ -15,7 +15,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import { openVault, vaultOptions } from '../../src/vault/index.js';
 import type { AuditEntry, Vault } from '../../src/vault/types.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
-import { MASTER_KEY } from '../support/gnexus-vault.js';
+import { CREDS_TOOL_NAMES, MASTER_KEY } from '../support/gnexus-vault.js';
 import { repoRoot, tempDir } from '../support/navi.js';
 import { spawnNavi } from '../support/navi-process.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
@@ -27,15 +27,6 @@ type ConfirmRequestEvent = Extract<ServerEvent, { type: 'tool_confirm_request' }
 type ToolCallEvent = Extract<ServerEvent, { type: 'tool_call' }>;
 
 const PASSWORD = 'correct-horse-battery-staple-42';
-const TOOLS = [
-  'archive_secret',
-  'create_secret',
-  'get_secret',
-  'reveal_secret',
-  'search_secrets',
-  'set_secret_status',
-  'update_secret',
-];
 
 const toolCallOf = (events: ServerEvent[]) => events.find((e): e is ToolCallEvent => e.type === 'tool_call');
 
@@ -126,13 +117,13 @@ describe('gnexus-creds, shipped with Navi', () => {
     const { services } = app.navi;
     const status = services.mcp?.server('gnexus-creds');
     expect(status).toMatchObject({ state: 'ready', shipped: true, transport: 'stdio' });
-    expect(status?.tools.sort()).toEqual(TOOLS.map((t) => `mcp__gnexus_creds__${t}`));
+    expect(status?.tools.sort()).toEqual(CREDS_TOOL_NAMES.map((t) => `mcp__gnexus_creds__${t}`));
     expect(status?.command).toContain('GNEXUS_MASTER_KEY=[secret]');
     expect(status?.command).not.toContain(MASTER_KEY);
     const profile = services.profiles.get('plain');
     if (!profile) throw new Error('no plain profile');
     const offered = services.executor.specsFor(profile).map((s) => s.name);
-    for (const tool of TOOLS) {
+    for (const tool of CREDS_TOOL_NAMES) {
       const name = `mcp__gnexus_creds__${tool}`;
       expect(offered).toContain(name);
       expect(services.tools.get(name)?.tool.group).toBe('secrets');

@@ -13,6 +13,17 @@ import type { Vault } from '../../src/vault/types.js';
 
 export const MASTER_KEY = 'a test master key that is long enough';
 
+/** The names of the seven gnexus-creds tools, sorted: what a client must be offered, no more. */
+export const CREDS_TOOL_NAMES: readonly string[] = [
+  'archive_secret',
+  'create_secret',
+  'get_secret',
+  'reveal_secret',
+  'search_secrets',
+  'set_secret_status',
+  'update_secret',
+];
+
 export interface TestVault {
   dir: string;
   options: VaultOptions;

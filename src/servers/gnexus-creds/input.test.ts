@@ -8,7 +8,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestVault, type TestVault, textOf } from '../../../test/support/gnexus-vault.js';
+import {
+  CREDS_TOOL_NAMES,
+  openTestVault,
+  type TestVault,
+  textOf,
+} from '../../../test/support/gnexus-vault.js';
 import { MAX_FIELDS, MAX_REASON_CHARS, MAX_VALUE_BYTES } from './input.js';
 
 const PASSWORD = 'hunter2-but-longer';
@@ -56,15 +61,7 @@ afterAll(async () => {
 describe('the tools as a client sees them', () => {
   it('lists the seven tools with their annotations and limits', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'archive_secret',
-      'create_secret',
-      'get_secret',
-      'reveal_secret',
-      'search_secrets',
-      'set_secret_status',
-      'update_secret',
-    ]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(CREDS_TOOL_NAMES);
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     for (const name of ['search_secrets', 'get_secret', 'reveal_secret'])
       expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
