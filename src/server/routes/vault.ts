@@ -105,6 +105,20 @@ const patchBody = {
   minProperties: 1,
 } as const;
 
+const statusBody = {
+  type: 'object',
+  properties: { status: { type: 'string', enum: SECRET_STATUSES } },
+  required: ['status'],
+  additionalProperties: false,
+} as const;
+
+const revealBody = {
+  type: 'object',
+  properties: { field: fieldName, reason: { type: 'string', maxLength: 500 } },
+  required: ['field'],
+  additionalProperties: false,
+} as const;
+
 // Query strings arrive as text and the server does not coerce types, so numbers and booleans
 // are matched as strings here and converted below.
 const listQuery = {
@@ -230,19 +244,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
 
   app.post<{ Params: { id: string }; Body: StatusRequest }>(
     '/vault/secrets/:id/status',
-    {
-      config: consent,
-      bodyLimit: SMALL_BODY_BYTES,
-      schema: {
-        params: idParams,
-        body: {
-          type: 'object',
-          properties: { status: { type: 'string', enum: SECRET_STATUSES } },
-          required: ['status'],
-          additionalProperties: false,
-        },
-      },
-    },
+    { config: consent, bodyLimit: SMALL_BODY_BYTES, schema: { params: idParams, body: statusBody } },
     async (request): Promise<SecretRecord> =>
       call(vault, request.log, () => vault.setStatus(request.params.id, request.body.status, user)),
   );
@@ -261,19 +263,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
 
   app.post<{ Params: { id: string }; Body: RevealRequest }>(
     '/vault/secrets/:id/reveal',
-    {
-      config: consent,
-      bodyLimit: SMALL_BODY_BYTES,
-      schema: {
-        params: idParams,
-        body: {
-          type: 'object',
-          properties: { field: fieldName, reason: { type: 'string', maxLength: 500 } },
-          required: ['field'],
-          additionalProperties: false,
-        },
-      },
-    },
+    { config: consent, bodyLimit: SMALL_BODY_BYTES, schema: { params: idParams, body: revealBody } },
     async (request): Promise<RevealReply> => {
       const { field, reason } = request.body;
       const audit: AuditContext = reason ? { ...user, reason } : user;
