@@ -21,9 +21,11 @@ export function secretReference(id: string, field: string): string {
   return `{{secret:${id}.${field}}}`;
 }
 
+const WHOLE_REFERENCE = new RegExp(`^${SECRET_REFERENCE.source}$`);
+
 /** The secret and field a text that is exactly one reference names, or undefined. */
 export function parseSecretReference(text: string): { id: string; field: string } | undefined {
-  const match = new RegExp(`^${SECRET_REFERENCE.source}$`).exec(text.trim());
+  const match = WHOLE_REFERENCE.exec(text.trim());
   return match ? { id: match[1]!, field: match[2]! } : undefined;
 }
 

@@ -9,7 +9,8 @@ import type { SecretMasker } from '../util/secret-masker.js';
 import type { BufferedMessage, MessagePatch, SessionStore, StoredMessage } from './types.js';
 
 export function maskingSessionStore(store: SessionStore, secrets: SecretMasker): SessionStore {
-  const mask = <T>(value: T): T => (secrets.size > 0 ? secrets.maskJson(value) : value);
+  // maskJson hands the value back untouched while no secret is registered.
+  const mask = <T>(value: T): T => secrets.maskJson(value);
   return {
     create: (input) => store.create(input),
     get: (id) => store.get(id),

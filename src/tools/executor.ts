@@ -211,7 +211,14 @@ export class ToolExecutor {
     ctx: ToolContext,
   ): Promise<ToolResult> {
     const resolver = this.deps.references!;
+    const secrets = this.deps.secrets;
     const tool = entry.tool.name;
+    // Checked before any lookup: a lookup is a use in the audit log.
+    if (!secrets)
+      return refuse(
+        'secrets',
+        `Tool "${tool}" was not run: secrets cannot be used by reference without a masker.`,
+      );
     const values = new Map<string, string>();
     for (const ref of references) {
       let found: { value: string; label: string };
@@ -228,12 +235,7 @@ export class ToolExecutor {
           'secrets',
           `Tool "${tool}" was not run: the value of ${ref.text} (${found.label}) is shorter than ${MIN_REFERENCED_SECRET_LENGTH} characters, too short to hide in the output. Ask the person to enter it themselves.`,
         );
-      if (!this.deps.secrets)
-        return refuse(
-          'secrets',
-          `Tool "${tool}" was not run: secrets cannot be used by reference without a masker.`,
-        );
-      this.deps.secrets.add(found.label, found.value, MIN_REFERENCED_SECRET_LENGTH);
+      secrets.add(found.label, found.value, MIN_REFERENCED_SECRET_LENGTH);
       values.set(ref.text, found.value);
     }
     return this.runTool(entry, substituteReferences(params, values), ctx);
