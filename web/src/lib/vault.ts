@@ -1,36 +1,19 @@
 /**
- * The Vault page's vocabulary and its form logic: the secret types and statuses (declared here,
- * since the web client takes only types from the protocol; the compiler checks that the lists
- * match), the editable draft of a secret, and how a draft becomes the body of a create or a
- * change. Values typed into a draft go to the vault's REST routes only.
+ * The Vault page's vocabulary and its form logic: labels for the secret types and statuses, the
+ * editable draft of a secret, and how a draft becomes the body of a create or a change. Values
+ * typed into a draft go to the vault's REST routes only.
  */
 // Relative rather than `@protocol`: the unit tests in test/web compile this file with the
 // server's tsconfig, which has no such alias.
-import type {
-  MaskedField,
-  NewSecret,
-  SecretPatch,
-  SecretRecord,
-  SecretStatus,
-  SecretType,
+import {
+  FIELD_NAME,
+  type MaskedField,
+  type NewSecret,
+  type SecretPatch,
+  type SecretRecord,
+  type SecretStatus,
+  type SecretType,
 } from '../../../src/protocol/vault.js';
-
-export const secretTypes = [
-  'password',
-  'api_token',
-  'ssh_key',
-  'note',
-  'card',
-  'custom',
-] as const satisfies readonly SecretType[];
-export const secretStatuses = ['actual', 'outdated', 'archived'] as const satisfies readonly SecretStatus[];
-
-// Compile-time: a type or status added to the protocol must be added above too.
-type Missing<All, Listed> = [Exclude<All, Listed>] extends [never] ? true : Exclude<All, Listed>;
-const typesComplete: Missing<SecretType, (typeof secretTypes)[number]> = true;
-const statusesComplete: Missing<SecretStatus, (typeof secretStatuses)[number]> = true;
-void typesComplete;
-void statusesComplete;
 
 export const typeLabels: Record<SecretType, string> = {
   password: 'Password',
@@ -67,11 +50,6 @@ export function filterQuery(filter: SecretFilter): string {
     if (filter.status === 'archived') params.set('include_archived', 'true');
   }
   return params.toString();
-}
-
-/** The reference a tool call uses instead of a value; the same text the server puts in `reference`. */
-export function referenceTo(id: string, field: string): string {
-  return `{{secret:${id}.${field}}}`;
 }
 
 export interface FieldDraft {
@@ -137,8 +115,6 @@ export function parseTags(text: string): string[] {
 }
 
 export type DraftResult<T> = { ok: true; body: T } | { ok: false; error: string };
-
-const FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function checkNames(draft: SecretDraft): string | null {
   if (!draft.name.trim()) return 'Give the secret a name, such as "GitHub token".';
