@@ -12,6 +12,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { SESSION_META_KEY } from '../protocol/mcp-meta.js';
 import { serverEnvironment } from './env.js';
 import { limitedFetch } from './limited-fetch.js';
 import { NaviStdioTransport } from './stdio-transport.js';
@@ -32,9 +33,6 @@ const STDERR_KEPT = 5;
 export interface CallOrigin {
   sessionId?: string;
 }
-
-/** The `_meta` key under which shipped servers receive the calling session's id. */
-export const SESSION_META_KEY = 'navi/session_id';
 
 /** Thrown when a tool is called while its server is not ready. */
 export class McpUnavailableError extends Error {}

@@ -3,6 +3,7 @@
  * executor's path (validation, policy, confirmation, timeout, truncation) like any other.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { REVEALED_META_KEY } from '../protocol/mcp-meta.js';
 import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import { fail, type JsonSchema, type ToolDefinition, type ToolResult } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
@@ -70,7 +71,7 @@ export function mcpToolDefinition(
  * `_meta["navi/revealed"]`; the executor shows them this once and masks them from then on.
  */
 function keepRevealed(result: CallToolResult, converted: ToolResult): void {
-  const revealed = result._meta?.['navi/revealed'];
+  const revealed = result._meta?.[REVEALED_META_KEY];
   if (!Array.isArray(revealed) || revealed.length === 0) return;
   converted.metadata = { ...converted.metadata, revealed };
 }

@@ -4,17 +4,13 @@
  * names.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SESSION_META_KEY } from '../../protocol/mcp-meta.js';
 import { type AuditContext, type Vault, VaultError } from '../../vault/types.js';
 import { type ToolRequest, toolError } from '../common/tool.js';
 
 export interface GnexusToolDeps {
   vault: Vault;
 }
-
-/** The `_meta` key Navi puts its session id under when it calls a server it ships. */
-export const SESSION_META_KEY = 'navi/session_id';
-/** The `_meta` key of a reveal result: the values Navi must hide in what it stores. */
-export const REVEALED_META_KEY = 'navi/revealed';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,200}$/;
 

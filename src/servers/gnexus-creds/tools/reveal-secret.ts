@@ -3,9 +3,10 @@
  * writes the audit entry before it hands the value out; the result names the value in its
  * `_meta` so Navi can hide it in what it stores of the conversation.
  */
+import { REVEALED_META_KEY } from '../../../protocol/mcp-meta.js';
 import { type ShippedTool, toolError } from '../../common/tool.js';
 import { fieldName, MAX_REASON_CHARS, reason, secretId } from '../input.js';
-import { auditContext, type GnexusToolDeps, REVEALED_META_KEY, withVault } from '../vault-call.js';
+import { auditContext, type GnexusToolDeps, withVault } from '../vault-call.js';
 
 const inputSchema = {
   id: secretId,
