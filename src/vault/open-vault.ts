@@ -110,50 +110,72 @@ function tryUnwrap(wrapped: WrappedKey, masterKey: string): Buffer | undefined {
   }
 }
 
+/**
+ * A new vault: picks (or creates) its key, then stores a new data key wrapped under it unless
+ * another process got there first. Returns the unlocked vault when ours was stored (its data
+ * key is known, so it is not unwrapped again), a failure when no key can be had, and undefined
+ * when another process won: its data key is then unwrapped like any stored one.
+ */
+function createDataKey(db: VaultDb, envKey: string, keyFile: string, path: string): Unlock | undefined {
+  let key = envKey;
+  if (key === '') {
+    const read = readKeyFile(keyFile);
+    if (read.ok) key = read.key;
+    else if (!read.missing)
+      return {
+        ok: false,
+        reason: read.reason,
+        howToUnlock: `make the key file ${keyFile} a readable file of mode 0600 (or move it aside so Navi creates a new one for this new vault), or set GNEXUS_MASTER_KEY, then restart Navi`,
+      };
+    else {
+      try {
+        key = createKeyFile(keyFile);
+      } catch (err) {
+        return {
+          ok: false,
+          reason: `cannot create the key file ${keyFile} for the new vault ${path}: ${message(err)}`,
+          howToUnlock:
+            'make its folder writable by Navi, set GNEXUS_KEY_FILE to a path Navi can write, or set GNEXUS_MASTER_KEY to a key of your own, then restart Navi',
+        };
+      }
+    }
+  }
+  const dataKey = newDataKey();
+  const candidate = JSON.stringify(wrapDataKey(dataKey, key));
+  db.write(() => db.insertMetaIfAbsent(DATA_KEY, candidate));
+  if (db.meta(DATA_KEY) === candidate)
+    return {
+      ok: true,
+      db,
+      dataKey,
+      source: envKey === '' ? 'file' : 'env',
+      masterKey: key,
+      wrappedText: candidate,
+    };
+  dataKey.fill(0);
+  return undefined;
+}
+
 function unlockWith(db: VaultDb, envKey: string, keyFile: string, path: string): Unlock {
   let stored = readWrapped(db);
   if (!stored) {
-    // A new vault: pick (or create) its key, then store a wrapped data key unless another
-    // process got there first, and read back whichever won.
-    let key = envKey;
-    if (key === '') {
-      const read = readKeyFile(keyFile);
-      if (read.ok) key = read.key;
-      else if (!read.missing)
-        return {
-          ok: false,
-          reason: read.reason,
-          howToUnlock: `make the key file ${keyFile} a readable file of mode 0600 (or move it aside so Navi creates a new one for this new vault), or set GNEXUS_MASTER_KEY, then restart Navi`,
-        };
-      else {
-        try {
-          key = createKeyFile(keyFile);
-        } catch (err) {
-          return {
-            ok: false,
-            reason: `cannot create the key file ${keyFile} for the new vault ${path}: ${message(err)}`,
-            howToUnlock:
-              'make its folder writable by Navi, set GNEXUS_KEY_FILE to a path Navi can write, or set GNEXUS_MASTER_KEY to a key of your own, then restart Navi',
-          };
-        }
-      }
-    }
-    const candidate = JSON.stringify(wrapDataKey(newDataKey(), key));
-    db.write(() => db.insertMetaIfAbsent(DATA_KEY, candidate));
+    const created = createDataKey(db, envKey, keyFile, path);
+    if (created) return created;
     stored = readWrapped(db);
     if (!stored) throw new Error('its data key could not be stored');
   }
+  const { text, key: wrapped } = stored;
   const ok = (dataKey: Buffer, source: 'env' | 'file', masterKey: string): Unlock => ({
     ok: true,
     db,
     dataKey,
     source,
     masterKey,
-    wrappedText: stored.text,
+    wrappedText: text,
   });
 
   if (envKey !== '') {
-    const dataKey = tryUnwrap(stored.key, envKey);
+    const dataKey = tryUnwrap(wrapped, envKey);
     if (dataKey) return ok(dataKey, 'env', envKey);
     return {
       ok: false,
@@ -164,7 +186,7 @@ function unlockWith(db: VaultDb, envKey: string, keyFile: string, path: string):
 
   const file = readKeyFile(keyFile);
   if (file.ok) {
-    const dataKey = tryUnwrap(stored.key, file.key);
+    const dataKey = tryUnwrap(wrapped, file.key);
     if (dataKey) return ok(dataKey, 'file', file.key);
   }
   // A rotation that committed its new key but stopped before renaming the key file into place
@@ -173,7 +195,7 @@ function unlockWith(db: VaultDb, envKey: string, keyFile: string, path: string):
   const pendingPath = pendingKeyFile(keyFile);
   const pending = readKeyFile(pendingPath);
   if (pending.ok) {
-    const dataKey = tryUnwrap(stored.key, pending.key);
+    const dataKey = tryUnwrap(wrapped, pending.key);
     if (dataKey) {
       try {
         moveKeyFile(pendingPath, keyFile);
