@@ -3,10 +3,7 @@
  * then its fields), a secret field always as a mask with the reference that stands for it, and
  * one line that says how a value is used without being seen.
  */
-import { type SecretRecord, secretReference } from '../../vault/types.js';
-
-/** What stands for a secret value in every listing, whatever the vault's record carries. */
-export const MASK = '••••••••';
+import { MASK, type SecretRecord, secretReference } from '../../vault/index.js';
 
 export const USE_BY_REFERENCE =
   'To use a secret value, put its reference in the argument of the tool that needs it (a terminal ' +

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestVault, type TestVault, textOf } from '../../../test/support/gnexus-vault.js';
-import { secretReference } from '../../vault/types.js';
-import { MASK, USE_BY_REFERENCE } from './present.js';
+import { MASK, secretReference } from '../../vault/index.js';
+import { USE_BY_REFERENCE } from './present.js';
 
 const PASSWORD = 'pa55-w0rd-nobody-may-read';
 const TOKEN = 'ghp_0123456789abcdefghijklmnopqrstuvwxyz';
