@@ -4,13 +4,16 @@
  */
 import { z } from 'zod';
 import { FIELD_NAME, SECRET_TYPES } from '../../vault/types.js';
+import { LIMITS } from '../../vault/validation.js';
 
-export const MAX_NAME_CHARS = 200;
-export const MAX_FIELDS = 50;
-export const MAX_VALUE_BYTES = 64 * 1024;
+// The vault's own limits, so a call the SDK lets through is never refused by the vault for size.
+export const MAX_NAME_CHARS = LIMITS.name;
+export const MAX_FIELDS = LIMITS.fields;
+export const MAX_VALUE_BYTES = LIMITS.valueBytes;
+export const MAX_TAGS = LIMITS.tags;
+export const MAX_TAG_CHARS = LIMITS.tag;
+/** The vault keeps any reason; this keeps the audit log's lines short. */
 export const MAX_REASON_CHARS = 500;
-export const MAX_TAGS = 20;
-export const MAX_TAG_CHARS = 64;
 
 /** A string argument whose type error says whether it was missing or of the wrong type. */
 export function text(name: string, hint: string) {

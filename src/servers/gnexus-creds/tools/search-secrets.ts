@@ -1,14 +1,15 @@
 /** `search_secrets`: finds secrets by words, type, tag or status; values stay masked. */
 import { z } from 'zod';
 import type { SecretQuery } from '../../../vault/types.js';
+import { LIMITS } from '../../../vault/validation.js';
 import { type ShippedTool, toolText } from '../../common/tool.js';
 import { MAX_TAG_CHARS, secretType } from '../input.js';
 import { secretListText, USE_BY_REFERENCE } from '../present.js';
 import { type GnexusToolDeps, withVault } from '../vault-call.js';
 
-export const MAX_QUERY_CHARS = 200;
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
+const MAX_QUERY_CHARS = 200;
+const DEFAULT_LIMIT = LIMITS.searchDefault;
+const MAX_LIMIT = LIMITS.searchMax;
 
 const inputSchema = {
   query: z
