@@ -22,6 +22,14 @@ import { dirname } from 'node:path';
 /** A key file is a line of base64; anything much bigger is some other file. */
 const MAX_KEY_FILE_BYTES = 4096;
 
+/**
+ * Where a key file's replacement waits during a rotation (see `rotateVaultKey`); hidden from
+ * the agent's file tools and sandbox like the key file itself.
+ */
+export function pendingKeyFile(keyFile: string): string {
+  return `${keyFile}.new`;
+}
+
 export type KeyFileRead = { ok: true; key: string } | { ok: false; missing: boolean; reason: string };
 
 function errorText(err: unknown): string {

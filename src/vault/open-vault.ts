@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Settings } from '../config/settings.js';
 import { IntegrityError, newDataKey, unwrapDataKey, type WrappedKey, wrapDataKey } from './crypto.js';
-import { createKeyFile, moveKeyFile, readKeyFile } from './key-source.js';
+import { createKeyFile, moveKeyFile, pendingKeyFile, readKeyFile } from './key-source.js';
 import { type Vault, VaultError, type VaultState } from './types.js';
 import { UnlockedVault } from './unlocked-vault.js';
 import { openVaultDatabase, VaultDb } from './vault-db.js';
@@ -34,11 +34,6 @@ export function vaultOptions(
     masterKey: settings.GNEXUS_MASTER_KEY,
     auditLog: resolve(cwd, settings.GNEXUS_AUDIT_LOG),
   };
-}
-
-/** Where a key file's replacement waits during a rotation (see `rotateVaultKey`). */
-export function pendingKeyFile(keyFile: string): string {
-  return `${keyFile}.new`;
 }
 
 const DATA_KEY = 'data_key';

@@ -4,8 +4,14 @@
  */
 import { AuditLog, auditEntry } from './audit-log.js';
 import { wrapDataKey } from './crypto.js';
-import { moveKeyFile, newMasterKey, readKeyFile, writeKeyFileAtomically } from './key-source.js';
-import { lockedError, pendingKeyFile, unlockVault, type VaultOptions } from './open-vault.js';
+import {
+  moveKeyFile,
+  newMasterKey,
+  pendingKeyFile,
+  readKeyFile,
+  writeKeyFileAtomically,
+} from './key-source.js';
+import { lockedError, unlockVault, type VaultOptions } from './open-vault.js';
 import { type AuditContext, VaultError } from './types.js';
 
 export interface RotateResult {

@@ -5,22 +5,24 @@
  */
 import { resolve } from 'node:path';
 import type { Settings } from '../../config/settings.js';
+import { pendingKeyFile } from '../../vault/key-source.js';
 import { PathGuard } from './path-guard.js';
 
-export type NaviPathSettings = Pick<
+/** The settings that name Navi's private files (`naviSecretFiles`). */
+export type NaviSecretFileSettings = Pick<
   Settings,
-  | 'FS_ALLOWED_PATHS'
-  | 'DB_PATH'
-  | 'SSH_HOSTS_FILE'
-  | 'TOOLS_DIR'
-  | 'CONTEXT_PROVIDERS_DIR'
-  | 'MCP_SERVERS_DIR'
-  | 'MCP_SCAFFOLD_DIR'
-  | 'PROFILES_DIR'
-  | 'GNEXUS_VAULT_PATH'
-  | 'GNEXUS_KEY_FILE'
-  | 'GNEXUS_AUDIT_LOG'
+  'DB_PATH' | 'SSH_HOSTS_FILE' | 'GNEXUS_VAULT_PATH' | 'GNEXUS_KEY_FILE' | 'GNEXUS_AUDIT_LOG'
 >;
+
+/** The settings that name the folders deciding what Navi runs (`naviControlFolders`). */
+export type NaviControlFolderSettings = Pick<
+  Settings,
+  'TOOLS_DIR' | 'CONTEXT_PROVIDERS_DIR' | 'MCP_SERVERS_DIR' | 'MCP_SCAFFOLD_DIR' | 'PROFILES_DIR'
+>;
+
+export type NaviPathSettings = Pick<Settings, 'FS_ALLOWED_PATHS'> &
+  NaviSecretFileSettings &
+  NaviControlFolderSettings;
 
 /** The folder Navi runs from (its package: `src`, `bin`, `node_modules`, the web client). */
 export const naviProgramFolder = resolve(import.meta.dirname, '../../..');
@@ -32,15 +34,7 @@ export const naviProgramFolder = resolve(import.meta.dirname, '../../..');
  * next start.
  */
 export function naviControlFolders(
-  settings: Omit<
-    NaviPathSettings,
-    | 'FS_ALLOWED_PATHS'
-    | 'DB_PATH'
-    | 'SSH_HOSTS_FILE'
-    | 'GNEXUS_VAULT_PATH'
-    | 'GNEXUS_KEY_FILE'
-    | 'GNEXUS_AUDIT_LOG'
-  >,
+  settings: NaviControlFolderSettings,
   cwd = process.cwd(),
 ): { path: string; why: string }[] {
   const at = (p: string) => resolve(cwd, p);
@@ -72,42 +66,24 @@ export function naviControlFolders(
   ];
 }
 
-/** Where the secrets vault keeps its files, as `naviSecretFiles` takes them. */
-export interface VaultFiles {
-  vaultPath: string;
-  vaultKeyFile: string;
-  vaultAuditLog: string;
-}
-
-export function naviVaultFiles(
-  settings: Pick<Settings, 'GNEXUS_VAULT_PATH' | 'GNEXUS_KEY_FILE' | 'GNEXUS_AUDIT_LOG'>,
-): VaultFiles {
-  return {
-    vaultPath: settings.GNEXUS_VAULT_PATH,
-    vaultKeyFile: settings.GNEXUS_KEY_FILE,
-    vaultAuditLog: settings.GNEXUS_AUDIT_LOG,
-  };
-}
-
 const withJournals = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
 
 /**
  * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, and the
- * vault: its database, its key file (with the `.new` a key rotation writes) and its audit log.
+ * vault: its database, its key file (with the one a key rotation writes beside it) and its
+ * audit log.
  */
-export function naviSecretFiles(
-  input: { dbPath: string; sshHostsFile: string; cwd: string } & VaultFiles,
-): string[] {
-  const at = (p: string) => resolve(input.cwd, p);
-  const keyFile = at(input.vaultKeyFile);
+export function naviSecretFiles(settings: NaviSecretFileSettings, cwd = process.cwd()): string[] {
+  const at = (p: string) => resolve(cwd, p);
+  const keyFile = at(settings.GNEXUS_KEY_FILE);
   return [
-    ...withJournals(at(input.dbPath)),
+    ...withJournals(at(settings.DB_PATH)),
     at('.env'),
-    at(input.sshHostsFile),
-    ...withJournals(at(input.vaultPath)),
+    at(settings.SSH_HOSTS_FILE),
+    ...withJournals(at(settings.GNEXUS_VAULT_PATH)),
     keyFile,
-    `${keyFile}.new`,
-    at(input.vaultAuditLog),
+    pendingKeyFile(keyFile),
+    at(settings.GNEXUS_AUDIT_LOG),
   ];
 }
 
@@ -120,15 +96,7 @@ export function naviPathGuard(
   const at = (p: string) => resolve(cwd, p);
   return new PathGuard({
     roots: settings.FS_ALLOWED_PATHS,
-    hidden: [
-      ...naviSecretFiles({
-        dbPath: settings.DB_PATH,
-        sshHostsFile: settings.SSH_HOSTS_FILE,
-        cwd,
-        ...naviVaultFiles(settings),
-      }),
-      ...extraHidden.map(at),
-    ],
+    hidden: [...naviSecretFiles(settings, cwd), ...extraHidden.map(at)],
     readOnly: naviControlFolders(settings, cwd),
   });
 }

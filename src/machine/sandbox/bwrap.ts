@@ -10,7 +10,8 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { naviSecretFiles, type VaultFiles } from '../fs/navi-paths.js';
+import type { Settings } from '../../config/settings.js';
+import { type NaviSecretFileSettings, naviSecretFiles } from '../fs/navi-paths.js';
 import { type MountSpec, mountArgs } from './sandbox-mounts.js';
 
 export type SandboxMode = 'auto' | 'required' | 'off';
@@ -156,21 +157,16 @@ export function bwrapArgs(spec: BwrapSpec): string[] {
   return args;
 }
 
-/** Navi's own files, hidden from sandboxed programs. */
+/** Navi's own files, hidden from sandboxed programs; `extra`: more, such as SSH keys. */
 export function naviPrivatePaths(
-  input: {
-    dbPath: string;
-    sessionFilesDir: string;
-    sshHostsFile: string;
-    extra?: readonly string[];
-    cwd?: string;
-  } & VaultFiles,
+  settings: NaviSecretFileSettings & Pick<Settings, 'SESSION_FILES_DIR'>,
+  extra: readonly string[] = [],
+  cwd = process.cwd(),
 ): string[] {
-  const cwd = input.cwd ?? process.cwd();
   return [
-    ...naviSecretFiles({ ...input, cwd }),
-    resolve(cwd, input.sessionFilesDir),
-    ...(input.extra ?? []).map((p) => resolve(cwd, p)),
+    ...naviSecretFiles(settings, cwd),
+    resolve(cwd, settings.SESSION_FILES_DIR),
+    ...extra.map((p) => resolve(cwd, p)),
   ];
 }
 

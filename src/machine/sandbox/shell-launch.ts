@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/settings.js';
-import { type NaviPathSettings, naviControlFolders, naviVaultFiles } from '../fs/navi-paths.js';
+import { type NaviPathSettings, naviControlFolders } from '../fs/navi-paths.js';
 import { type PathGuard, PathRefusedError } from '../fs/path-guard.js';
 import { SshHostsFile } from '../ssh/hosts-file.js';
 import { BwrapSandbox, naviPrivatePaths, safeEnv } from './bwrap.js';
@@ -121,14 +121,11 @@ export class ShellLauncher {
         visible: guard.unrestricted ? 'all' : [],
         writable: [cwd, ...guard.roots],
         readOnly: naviControlFolders(settings).map((folder) => folder.path),
-        hidden: naviPrivatePaths({
-          dbPath: settings.DB_PATH,
-          sessionFilesDir: settings.SESSION_FILES_DIR,
-          sshHostsFile: settings.SSH_HOSTS_FILE,
-          ...naviVaultFiles(settings),
-          // The SSH keys ssh_exec uses are Navi's secrets too.
-          extra: [...(this.deps.hiddenPaths ?? []), ...(await this.hosts.keyPaths())],
-        }),
+        // The SSH keys ssh_exec uses are Navi's secrets too.
+        hidden: naviPrivatePaths(settings, [
+          ...(this.deps.hiddenPaths ?? []),
+          ...(await this.hosts.keyPaths()),
+        ]),
         homes: homeFolders([hostEnv.HOME]),
         programs: [process.execPath],
         path: env.PATH,

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { z } from 'zod';
 import { walk } from '../../machine/fs/fs-ops.js';
-import { naviControlFolders, naviVaultFiles } from '../../machine/fs/navi-paths.js';
+import { naviControlFolders } from '../../machine/fs/navi-paths.js';
 import { PathGuard } from '../../machine/fs/path-guard.js';
 import { BwrapSandbox, naviPrivatePaths, safeEnv } from '../../machine/sandbox/bwrap.js';
 import { homeFolders } from '../../machine/sandbox/credential-paths.js';
@@ -140,14 +140,11 @@ export function createCodeExecTool(deps: CodeExecToolDeps): TypedTool<ReturnType
             visible: roots.unrestricted ? 'all' : roots.roots,
             writable: [dir],
             readOnly: naviControlFolders(deps.settings).map((folder) => folder.path),
-            hidden: naviPrivatePaths({
-              dbPath: deps.settings.DB_PATH,
-              sessionFilesDir: deps.settings.SESSION_FILES_DIR,
-              sshHostsFile: deps.settings.SSH_HOSTS_FILE,
-              ...naviVaultFiles(deps.settings),
-              // The SSH keys ssh_exec uses are Navi's secrets too.
-              extra: [...(deps.hiddenPaths ?? []), ...(await hostsFile.keyPaths())],
-            }),
+            // The SSH keys ssh_exec uses are Navi's secrets too.
+            hidden: naviPrivatePaths(deps.settings, [
+              ...(deps.hiddenPaths ?? []),
+              ...(await hostsFile.keyPaths()),
+            ]),
             homes: homeFolders([hostEnv.HOME]),
             programs: [python, process.execPath],
             path: env.PATH,
