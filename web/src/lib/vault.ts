@@ -78,9 +78,7 @@ export function newField(name = '', value = '', secret = true): FieldDraft {
 }
 
 /** A draft for a new secret, optionally prefilled (the composer's detected value). */
-export function emptyDraft(
-  prefill?: Partial<Omit<SecretDraft, 'fields'>> & { fields?: FieldDraft[] },
-): SecretDraft {
+export function emptyDraft(prefill?: Partial<SecretDraft>): SecretDraft {
   return {
     name: prefill?.name ?? '',
     type: prefill?.type ?? 'password',
@@ -159,6 +157,7 @@ export function toNewSecret(draft: SecretDraft): DraftResult<NewSecret> {
 export function toPatch(record: SecretRecord, draft: SecretDraft): DraftResult<SecretPatch> {
   const problem = checkNames(draft);
   if (problem) return { ok: false, error: problem };
+  if (draft.fields.length === 0) return { ok: false, error: 'A secret needs at least one field.' };
   const patch: SecretPatch = {};
   if (draft.name.trim() !== record.name) patch.name = draft.name.trim();
   if (draft.type !== record.type) patch.type = draft.type;
@@ -170,35 +169,24 @@ export function toPatch(record: SecretRecord, draft: SecretDraft): DraftResult<S
   for (const field of draft.fields) {
     const name = field.name.trim();
     const stored = field.stored;
-    const unchangedSecret = stored?.secret === true && field.value === '';
-    if (unchangedSecret && (name !== stored.name || !field.secret))
-      return {
-        ok: false,
-        error: `To rename the field "${stored.name}" or make it plain, type its value again.`,
-      };
-    if (unchangedSecret) {
-      kept.add(name);
+    kept.add(name);
+    if (stored?.secret && field.value === '') {
+      if (name !== stored.name || !field.secret)
+        return {
+          ok: false,
+          error: `To rename the field "${stored.name}" or make it plain, type its value again.`,
+        };
       continue;
     }
     if (field.value === '')
       return { ok: false, error: `The field "${name}" has no value; type it or remove the field.` };
-    if (
-      stored &&
-      stored.name === name &&
-      stored.secret === field.secret &&
-      !stored.secret &&
-      stored.value === field.value
-    ) {
-      kept.add(name);
-      continue;
-    }
-    fields.push({ name, value: field.value, secret: field.secret });
-    kept.add(name);
+    const unchangedPlain =
+      stored && !stored.secret && !field.secret && stored.name === name && stored.value === field.value;
+    if (!unchangedPlain) fields.push({ name, value: field.value, secret: field.secret });
   }
   if (fields.length > 0) patch.fields = fields;
   const removed = record.fields.map((f) => f.name).filter((n) => !kept.has(n));
   if (removed.length > 0) patch.remove_fields = removed;
-  if (draft.fields.length === 0) return { ok: false, error: 'A secret needs at least one field.' };
   return { ok: true, body: patch };
 }
 
