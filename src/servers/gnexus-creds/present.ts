@@ -45,3 +45,8 @@ export function oneSecretText(heading: string, record: SecretRecord): string {
 export function secretListText(heading: string, records: readonly SecretRecord[]): string {
   return `${heading}\n\n${records.map(secretText).join('\n\n')}\n\n${USE_BY_REFERENCE}`;
 }
+
+/** What archive_secret and set_secret_status answer once a secret is archived. */
+export function archivedText(record: SecretRecord): string {
+  return `Archived "${record.name}" (${record.id}). No tool can see it any more; the person can still find it on the Vault page.`;
+}

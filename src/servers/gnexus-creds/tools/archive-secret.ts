@@ -1,6 +1,7 @@
 /** `archive_secret`: retires a secret; from then on every tool answers as for an unknown id. */
 import { type ShippedTool, toolText } from '../../common/tool.js';
 import { MAX_REASON_CHARS, reason, secretId } from '../input.js';
+import { archivedText } from '../present.js';
 import { auditContext, type GnexusToolDeps, withVault } from '../vault-call.js';
 
 const inputSchema = {
@@ -25,13 +26,12 @@ export function archiveSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof
     },
     handler: (args, _signal, request) =>
       withVault('archive_secret', vault, () => {
-        const id = args.id.toLowerCase();
-        // Read first: archiving twice answers as for an unknown id.
-        vault.get(id);
-        const record = vault.archive(id, auditContext(request, 'archive_secret', args.reason));
-        return toolText(
-          `Archived "${record.name}" (${record.id}). No tool can see it any more; the person can still find it on the Vault page.`,
+        // The vault answers an archived secret as an unknown one to the agent: archiving twice too.
+        const record = vault.archive(
+          args.id.toLowerCase(),
+          auditContext(request, 'archive_secret', args.reason),
         );
+        return toolText(archivedText(record));
       }),
   };
 }

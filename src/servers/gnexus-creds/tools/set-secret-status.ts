@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { type ShippedTool, toolText } from '../../common/tool.js';
 import { secretId } from '../input.js';
-import { oneSecretText } from '../present.js';
+import { archivedText, oneSecretText } from '../present.js';
 import { auditContext, type GnexusToolDeps, withVault } from '../vault-call.js';
 
 const inputSchema = {
@@ -31,14 +31,10 @@ export function setSecretStatusTool({ vault }: GnexusToolDeps): ShippedTool<type
     },
     handler: (args, _signal, request) =>
       withVault('set_secret_status', vault, () => {
+        // The vault answers an archived secret as an unknown one to the agent.
         const id = args.id.toLowerCase();
-        // Read first: an archived secret answers as an unknown one.
-        vault.get(id);
         const record = vault.setStatus(id, args.status, auditContext(request, 'set_secret_status'));
-        if (args.status === 'archived')
-          return toolText(
-            `Archived "${record.name}" (${record.id}). No tool can see it any more; the person can still find it on the Vault page.`,
-          );
+        if (args.status === 'archived') return toolText(archivedText(record));
         return toolText(oneSecretText(`Marked "${record.name}" as ${record.status}:`, record));
       }),
   };
