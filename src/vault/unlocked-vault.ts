@@ -174,33 +174,12 @@ export class UnlockedVault implements Vault {
 
   setStatus(id: string, status: SecretStatus, audit: AuditContext): SecretRecord {
     this.ensureOpen();
-    const next = checkStatus(status);
-    if (next === 'archived') return this.archive(id, audit);
-    const ctx = checkAuditContext(audit);
-    const secretId = parseId(id);
-    this.db.write(() => {
-      const row = this.db.secret(secretId);
-      // An archived secret exists only for the person; they alone may bring it back.
-      if (!row || (row.status === 'archived' && ctx.actor !== 'user')) throw notFound(id);
-      if (row.status === next) return;
-      this.db.updateSecret({ ...row, status: next, updated_at: new Date().toISOString() });
-      this.record({ action: 'status', secret_id: secretId, secret_name: row.name, detail: next }, ctx);
-    });
-    return this.get(secretId, { includeArchived: true });
+    return this.changeStatus(id, checkStatus(status), audit);
   }
 
   archive(id: string, audit: AuditContext): SecretRecord {
     this.ensureOpen();
-    const ctx = checkAuditContext(audit);
-    const secretId = parseId(id);
-    this.db.write(() => {
-      const row = this.db.secret(secretId);
-      if (!row || (row.status === 'archived' && ctx.actor !== 'user')) throw notFound(id);
-      if (row.status === 'archived') return;
-      this.db.updateSecret({ ...row, status: 'archived', updated_at: new Date().toISOString() });
-      this.record({ action: 'archive', secret_id: secretId, secret_name: row.name }, ctx);
-    });
-    return this.get(secretId, { includeArchived: true });
+    return this.changeStatus(id, 'archived', audit);
   }
 
   auditLog(query?: { limit?: number; secret_id?: string }): AuditEntry[] {
@@ -277,6 +256,25 @@ export class UnlockedVault implements Vault {
     // Written and flushed first: without the entry, no value leaves the vault.
     this.record({ action, secret_id: row.id, secret_name: row.name, field: name }, ctx);
     return { value: this.decrypt(row, stored), label: `${row.name}.${name}` };
+  }
+
+  /** Archiving is audited as `archive`, any other change of status as `status`. */
+  private changeStatus(id: string, next: SecretStatus, audit: AuditContext): SecretRecord {
+    const ctx = checkAuditContext(audit);
+    const secretId = parseId(id);
+    this.db.write(() => {
+      const row = this.db.secret(secretId);
+      // An archived secret exists only for the person; they alone may bring it back.
+      if (!row || (row.status === 'archived' && ctx.actor !== 'user')) throw notFound(id);
+      if (row.status === next) return;
+      this.db.updateSecret({ ...row, status: next, updated_at: new Date().toISOString() });
+      const event = { secret_id: secretId, secret_name: row.name };
+      this.record(
+        next === 'archived' ? { action: 'archive', ...event } : { action: 'status', ...event, detail: next },
+        ctx,
+      );
+    });
+    return this.get(secretId, { includeArchived: true });
   }
 
   private visibleRow(id: string, includeArchived: boolean): SecretRow {
