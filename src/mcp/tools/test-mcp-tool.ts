@@ -29,14 +29,13 @@ async function refusal(
   args: Record<string, unknown>,
   ctx: ToolContext,
 ): Promise<string | undefined> {
-  const registered = manager.server(server) ? manager.registeredTool(server, tool) : undefined;
+  const entry = manager.registeredTool(server, tool);
   // Its raw result would carry a revealed value past the masking a secrets tool's own call gets.
-  if (registered && groupOf(registered) === 'secrets')
-    return `${server} is a secrets server; call ${registered.tool.name} itself, which keeps revealed values masked afterwards`;
+  if (entry && groupOf(entry) === 'secrets')
+    return `${server} is a secrets server; call ${entry.tool.name} itself, which keeps revealed values masked afterwards`;
   if (!options.profileFor || !manager.server(server)) return undefined;
   const profile = options.profileFor(ctx.profileId);
   if (!profile) return `the profile "${ctx.profileId}" is unknown, so its policy cannot be checked`;
-  const entry = manager.registeredTool(server, tool);
   if (!entry) return `${tool} is not a registered tool of ${server}; mcp_status lists its tools`;
   const policy = checkPolicy(profile, entry);
   if (!policy.allowed) return policy.reason;
