@@ -3,19 +3,19 @@
  * with AES-256-GCM under a key derived by scrypt from a passphrase, so the backup opens without
  * the vault's master key and is useless without the passphrase.
  */
-import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { deriveKey, IntegrityError, newScryptParams, open, type ScryptParams, seal } from './crypto.js';
+import {
+  deriveKey,
+  IntegrityError,
+  NONCE_BYTES,
+  newScryptParams,
+  open,
+  type ScryptParams,
+  seal,
+  TAG_BYTES,
+} from './crypto.js';
+import { replaceFile } from './durable-file.js';
 import { openUnlockedVault, type VaultOptions } from './open-vault.js';
 import { type AuditContext, VaultError } from './types.js';
 import type { PlainSecret } from './unlocked-vault.js';
@@ -27,8 +27,6 @@ export const MIN_PASSPHRASE = 12;
 /** Far above any real vault (50 fields of 64 KiB per secret), far below what would hurt. */
 const MAX_BACKUP_BYTES = 512 * 1024 * 1024;
 const AAD = Buffer.from(`${BACKUP_FORMAT}-v${BACKUP_VERSION}`, 'utf8');
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 
 export interface BackupFile {
   format: typeof BACKUP_FORMAT;
@@ -71,28 +69,6 @@ function ioError(what: string, file: string, err: unknown): VaultError {
   );
 }
 
-/** Writes `content` to `file` (mode 0600) through a temporary file and a rename: all or nothing. */
-function writeAtomically(file: string, content: string): void {
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    const fd = openSync(temp, 'wx', 0o600);
-    try {
-      writeSync(fd, content);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-  } catch (err) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // Never created.
-    }
-    throw ioError('write the backup', file, err);
-  }
-}
-
 /**
  * Writes every secret of the vault, decrypted and then sealed under `passphrase`, to `file`.
  * The `export` audit entry comes first; no entry, no file. Returns how many secrets it holds.
@@ -123,7 +99,11 @@ export function exportVault(
       ciphertext: sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES).toString('base64'),
       tag: sealed.subarray(sealed.length - TAG_BYTES).toString('base64'),
     };
-    writeAtomically(target, `${JSON.stringify(backup)}\n`);
+    try {
+      replaceFile(target, `${JSON.stringify(backup)}\n`);
+    } catch (err) {
+      throw ioError('write the backup', target, err);
+    }
     return { secrets: secrets.length, file: target };
   } finally {
     vault.close();

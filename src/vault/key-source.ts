@@ -4,20 +4,9 @@
  * once end with one file that both read.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { replaceFile, syncFolder, tempName, writeNewFile } from './durable-file.js';
 
 /** A key file is a line of base64; anything much bigger is some other file. */
 const MAX_KEY_FILE_BYTES = 4096;
@@ -70,34 +59,6 @@ export function readKeyFile(path: string): KeyFileRead {
   }
 }
 
-/** Writes `content` to a new file with mode 0600 and flushes it to disk. */
-function writeNewFile(path: string, content: string): void {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function syncFolder(path: string): void {
-  try {
-    const fd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on a folder; the rename itself has happened.
-  }
-}
-
-function tempName(path: string): string {
-  return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-}
-
 /**
  * Creates the key file with a fresh random key unless it exists, and returns the key the file
  * holds afterwards: ours, or that of a process that created it first. The key is written
@@ -106,7 +67,7 @@ function tempName(path: string): string {
  */
 export function createKeyFile(path: string): string {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32).toString('base64');
+  const key = newMasterKey();
   const temp = tempName(path);
   writeNewFile(temp, `${key}\n`);
   try {
@@ -137,19 +98,7 @@ export function createKeyFile(path: string): string {
 /** Replaces (or creates) `path` with `key` through a temporary file and a rename: all or nothing. */
 export function writeKeyFileAtomically(path: string, key: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = tempName(path);
-  try {
-    writeNewFile(temp, `${key}\n`);
-    renameSync(temp, path);
-  } catch (err) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // Never created.
-    }
-    throw err;
-  }
-  syncFolder(path);
+  replaceFile(path, `${key}\n`);
 }
 
 /** Renames a file into place and makes the rename durable. */
