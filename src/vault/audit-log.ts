@@ -13,9 +13,6 @@ import { VaultError } from './types.js';
 const MAX_TEXT = 500;
 const CHUNK_BYTES = 64 * 1024;
 
-export const DEFAULT_AUDIT_LIMIT = 100;
-export const MAX_AUDIT_LIMIT = 1000;
-
 function cut(text: string | undefined): string | undefined {
   if (typeof text !== 'string' || text === '') return undefined;
   return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;

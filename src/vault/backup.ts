@@ -22,13 +22,13 @@ import type { PlainSecret } from './unlocked-vault.js';
 import { checkFields, checkName, checkStatus, checkTags, checkType, parseId } from './validation.js';
 
 export const BACKUP_FORMAT = 'navi-vault-backup';
-export const BACKUP_VERSION = 1;
+const BACKUP_VERSION = 1;
 export const MIN_PASSPHRASE = 12;
 /** Far above any real vault (50 fields of 64 KiB per secret), far below what would hurt. */
 const MAX_BACKUP_BYTES = 512 * 1024 * 1024;
 const AAD = Buffer.from(`${BACKUP_FORMAT}-v${BACKUP_VERSION}`, 'utf8');
 
-export interface BackupFile {
+interface BackupFile {
   format: typeof BACKUP_FORMAT;
   version: typeof BACKUP_VERSION;
   kdf: 'scrypt';
@@ -118,7 +118,7 @@ function notBackup(file: string, why: string): VaultError {
 }
 
 /** Opens a backup file; a wrong passphrase and a changed file look the same to GCM, and say so. */
-export function readBackup(file: string, passphrase: string): PlainSecret[] {
+function readBackup(file: string, passphrase: string): PlainSecret[] {
   const target = resolve(file);
   let text: string;
   try {

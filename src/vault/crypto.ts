@@ -5,7 +5,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 
-export const KEY_BYTES = 32;
+const KEY_BYTES = 32;
 /** The sizes of the parts around a sealed value's ciphertext (see `seal`). */
 export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;

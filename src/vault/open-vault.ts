@@ -9,7 +9,7 @@ import { IntegrityError, newDataKey, unwrapDataKey, type WrappedKey, wrapDataKey
 import { createKeyFile, moveKeyFile, pendingKeyFile, readKeyFile } from './key-source.js';
 import { type Vault, VaultError, type VaultState } from './types.js';
 import { UnlockedVault } from './unlocked-vault.js';
-import { openVaultDatabase, VaultDb } from './vault-db.js';
+import { DATA_KEY, openVaultDatabase, VaultDb } from './vault-db.js';
 
 export interface VaultOptions {
   /** The vault's SQLite file. */
@@ -35,8 +35,6 @@ export function vaultOptions(
     auditLog: resolve(cwd, settings.GNEXUS_AUDIT_LOG),
   };
 }
-
-const DATA_KEY = 'data_key';
 
 export type Unlock =
   | {

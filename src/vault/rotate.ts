@@ -13,6 +13,7 @@ import {
 } from './key-source.js';
 import { lockedError, unlockVault, type VaultOptions } from './open-vault.js';
 import { type AuditContext, VaultError } from './types.js';
+import { DATA_KEY } from './vault-db.js';
 
 export interface RotateResult {
   keySource: 'env' | 'file';
@@ -21,8 +22,6 @@ export interface RotateResult {
   /** What the person must do next, if anything. */
   nextStep: string;
 }
-
-const DATA_KEY = 'data_key';
 
 /**
  * Wraps the vault's data key under a new master key.

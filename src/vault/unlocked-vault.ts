@@ -53,7 +53,7 @@ export interface PlainSecret {
 type StoredField = Omit<FieldRow, 'secret_id' | 'position'>;
 
 export class UnlockedVault implements Vault {
-  readonly audit: AuditLog;
+  private readonly audit: AuditLog;
   private closed = false;
 
   constructor(
@@ -236,7 +236,7 @@ export class UnlockedVault implements Vault {
     this.audit.append(auditEntry(event, ctx));
   }
 
-  ensureOpen(): void {
+  private ensureOpen(): void {
     if (this.closed) throw new VaultError('io', 'the vault was closed; open it again');
   }
 

@@ -25,6 +25,8 @@ export const LIMITS = {
   query: 1000,
   searchDefault: 50,
   searchMax: 200,
+  auditDefault: 100,
+  auditMax: 1000,
 } as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -244,17 +246,17 @@ export function checkAuditContext(value: unknown): AuditContext {
 
 /** The newest-first audit query: `limit` 1–1000 (default 100), `secret_id` a UUID when given. */
 export function checkAuditQuery(value: unknown): { limit: number; secretId?: string } {
-  if (value === undefined) return { limit: 100 };
+  if (value === undefined) return { limit: LIMITS.auditDefault };
   if (!isRecord(value)) throw invalid('an audit query must be an object { limit?, secret_id? }');
-  let limit = 100;
+  let limit: number = LIMITS.auditDefault;
   if (value.limit !== undefined) {
     if (
       typeof value.limit !== 'number' ||
       !Number.isInteger(value.limit) ||
       value.limit < 1 ||
-      value.limit > 1000
+      value.limit > LIMITS.auditMax
     )
-      throw invalid('limit must be a whole number from 1 to 1000');
+      throw invalid(`limit must be a whole number from 1 to ${LIMITS.auditMax}`);
     limit = value.limit;
   }
   return value.secret_id === undefined ? { limit } : { limit, secretId: parseId(value.secret_id) };

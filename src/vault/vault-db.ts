@@ -8,7 +8,10 @@ import { dirname } from 'node:path';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import type { SecretStatus, SecretType } from './types.js';
 
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
+
+/** The `vault_meta` key of the data key, wrapped under the master key. */
+export const DATA_KEY = 'data_key';
 
 /** Longer than any write of the vault takes, including a rotation's scrypt outside it. */
 const BUSY_TIMEOUT_MS = 10_000;
