@@ -5,7 +5,7 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { SecretStatus, SecretType } from './types.js';
 
 const SCHEMA_VERSION = 1;
@@ -126,77 +126,81 @@ function whileBusy<T>(fn: () => T): T {
   }
 }
 
+function statements(db: Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    getMeta: p('SELECT value FROM vault_meta WHERE key = ?'),
+    insertMeta: p('INSERT OR IGNORE INTO vault_meta (key, value) VALUES (?, ?)'),
+    setMeta: p(
+      'INSERT INTO vault_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    getSecret: p('SELECT * FROM secrets WHERE id = ?'),
+    listSecrets: p('SELECT * FROM secrets ORDER BY updated_at DESC, rowid DESC'),
+    fields: p('SELECT * FROM secret_fields WHERE secret_id = ? ORDER BY position'),
+    field: p('SELECT * FROM secret_fields WHERE secret_id = ? AND name = ?'),
+    insertSecret: p(
+      'INSERT INTO secrets (id, name, type, tags, status, created_at, updated_at) VALUES (@id, @name, @type, @tags, @status, @created_at, @updated_at)',
+    ),
+    updateSecret: p(
+      'UPDATE secrets SET name = @name, type = @type, tags = @tags, status = @status, created_at = @created_at, updated_at = @updated_at WHERE id = @id',
+    ),
+    deleteFields: p('DELETE FROM secret_fields WHERE secret_id = ?'),
+    insertField: p(
+      'INSERT INTO secret_fields (secret_id, position, name, secret, plain, sealed) VALUES (@secret_id, @position, @name, @secret, @plain, @sealed)',
+    ),
+  };
+}
+
 /** The prepared statements of the vault, on one open database. */
 export class VaultDb {
-  private readonly s: Record<string, Statement>;
+  private readonly s: ReturnType<typeof statements>;
 
   constructor(readonly db: Database) {
-    const p = (sql: string) => db.prepare(sql);
-    this.s = {
-      getMeta: p('SELECT value FROM vault_meta WHERE key = ?'),
-      insertMeta: p('INSERT OR IGNORE INTO vault_meta (key, value) VALUES (?, ?)'),
-      setMeta: p(
-        'INSERT INTO vault_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ),
-      getSecret: p('SELECT * FROM secrets WHERE id = ?'),
-      listSecrets: p('SELECT * FROM secrets ORDER BY updated_at DESC, rowid DESC'),
-      fields: p('SELECT * FROM secret_fields WHERE secret_id = ? ORDER BY position'),
-      field: p('SELECT * FROM secret_fields WHERE secret_id = ? AND name = ?'),
-      insertSecret: p(
-        'INSERT INTO secrets (id, name, type, tags, status, created_at, updated_at) VALUES (@id, @name, @type, @tags, @status, @created_at, @updated_at)',
-      ),
-      updateSecret: p(
-        'UPDATE secrets SET name = @name, type = @type, tags = @tags, status = @status, created_at = @created_at, updated_at = @updated_at WHERE id = @id',
-      ),
-      deleteFields: p('DELETE FROM secret_fields WHERE secret_id = ?'),
-      insertField: p(
-        'INSERT INTO secret_fields (secret_id, position, name, secret, plain, sealed) VALUES (@secret_id, @position, @name, @secret, @plain, @sealed)',
-      ),
-    };
+    this.s = statements(db);
   }
 
   meta(key: string): string | undefined {
-    return (this.s.getMeta!.get(key) as { value: string } | undefined)?.value;
+    return (this.s.getMeta.get(key) as { value: string } | undefined)?.value;
   }
 
   insertMetaIfAbsent(key: string, value: string): void {
-    this.s.insertMeta!.run(key, value);
+    this.s.insertMeta.run(key, value);
   }
 
   setMeta(key: string, value: string): void {
-    this.s.setMeta!.run(key, value);
+    this.s.setMeta.run(key, value);
   }
 
   secret(id: string): SecretRow | undefined {
-    return this.s.getSecret!.get(id) as SecretRow | undefined;
+    return this.s.getSecret.get(id) as SecretRow | undefined;
   }
 
   /** Every secret, newest change first. */
   secrets(): SecretRow[] {
-    return this.s.listSecrets!.all() as SecretRow[];
+    return this.s.listSecrets.all() as SecretRow[];
   }
 
   fields(secretId: string): FieldRow[] {
-    return this.s.fields!.all(secretId) as FieldRow[];
+    return this.s.fields.all(secretId) as FieldRow[];
   }
 
   field(secretId: string, name: string): FieldRow | undefined {
-    return this.s.field!.get(secretId, name) as FieldRow | undefined;
+    return this.s.field.get(secretId, name) as FieldRow | undefined;
   }
 
   insertSecret(row: SecretRow): void {
-    this.s.insertSecret!.run(row);
+    this.s.insertSecret.run(row);
   }
 
   updateSecret(row: SecretRow): void {
-    this.s.updateSecret!.run(row);
+    this.s.updateSecret.run(row);
   }
 
   /** Replaces all of a secret's fields, in the order given. */
   replaceFields(secretId: string, fields: Omit<FieldRow, 'secret_id' | 'position'>[]): void {
-    this.s.deleteFields!.run(secretId);
+    this.s.deleteFields.run(secretId);
     fields.forEach((f, position) => {
-      this.s.insertField!.run({ ...f, secret_id: secretId, position });
+      this.s.insertField.run({ ...f, secret_id: secretId, position });
     });
   }
 
