@@ -32,11 +32,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(process.env, process.cwd());
   } catch (err) {
-    if (err instanceof SettingsError) {
-      process.stderr.write(`navi: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+    return refuseSettings(err);
   }
   // Every secret of the settings, the environment and .env, masked in log lines and tool
   // output; then gone from the environment, so no program Navi starts from here on (a user
@@ -62,6 +58,13 @@ export async function main(argv: string[]): Promise<number> {
     return runDoctor(settings, logger.child({}, { level: 'warn' }), process.stdout);
   }
   return serve(settings, logger, { secrets, environment });
+}
+
+/** A bad setting ends the command with what is wrong and exit code 2; other errors go on. */
+function refuseSettings(err: unknown): number {
+  if (!(err instanceof SettingsError)) throw err;
+  process.stderr.write(`navi: ${err.message}\n`);
+  return 2;
 }
 
 async function serve(
@@ -92,11 +95,7 @@ async function serve(
     services = await createServices(settings, { logger, ...startEnv });
   } catch (err) {
     // A setting naming a vault secret that cannot be read is a bad setting like any other.
-    if (err instanceof SettingsError) {
-      process.stderr.write(`navi: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+    return refuseSettings(err);
   }
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {
