@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { createGnexusCredsServer, type GnexusCreds } from '../../src/servers/gnexus-creds/server.js';
+import type { ShippedToolServer } from '../../src/servers/common/run-server.js';
+import { createGnexusCredsServer } from '../../src/servers/gnexus-creds/server.js';
 import { openVault, type VaultOptions } from '../../src/vault/index.js';
 import type { Vault } from '../../src/vault/types.js';
 
@@ -28,7 +29,7 @@ export interface TestVault {
   dir: string;
   options: VaultOptions;
   vault: Vault;
-  creds: GnexusCreds;
+  creds: ShippedToolServer;
   /** Parses `args` with the tool's schema (throws on bad input), then runs its handler. */
   call(tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<CallToolResult>;
   remove(): void;

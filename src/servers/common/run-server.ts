@@ -3,10 +3,20 @@
  * settings from the environment (Navi passes them), build the server, serve it until shutdown.
  * Whatever the person must fix (a bad argument or setting, a resource the server cannot open, a
  * port already taken) is one line on stderr, `<name>: <what is wrong>`, and exit code 1.
+ * `shippedToolServer` builds the usual kind: tools made once, offered on every connection.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import packageJson from '../../../package.json' with { type: 'json' };
 import { loadSettings, type Settings, SettingsError } from '../../config/settings.js';
-import { parseServeArgs, type ServeHandle, type ServeMode, serve, UsageError } from './serve.js';
+import {
+  parseServeArgs,
+  registerShippedTool,
+  type ServeHandle,
+  type ServeMode,
+  serve,
+  UsageError,
+} from './serve.js';
+import type { ShippedTool } from './tool.js';
 
 /** What `serve` needs of a built server. */
 export interface ShippedServer {
@@ -14,6 +24,28 @@ export interface ShippedServer {
   createServer(): McpServer;
   /** Releases what the server holds; awaited at shutdown, or when it cannot be served. */
   close(): Promise<void>;
+}
+
+/** A shipped server made of tools built once and shared by every connection. */
+export interface ShippedToolServer extends ShippedServer {
+  readonly tools: readonly ShippedTool[];
+}
+
+/** A server named `name` offering `tools` on each connection; `close` releases what they hold. */
+export function shippedToolServer(
+  name: string,
+  tools: readonly ShippedTool[],
+  close: () => Promise<void>,
+): ShippedToolServer {
+  return {
+    tools,
+    createServer() {
+      const server = new McpServer({ name, version: packageJson.version });
+      for (const tool of tools) registerShippedTool(server, tool);
+      return server;
+    },
+    close,
+  };
 }
 
 /** After shutdown, a handle something forgot to release must not keep the process alive. */

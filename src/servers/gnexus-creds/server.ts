@@ -4,11 +4,8 @@
  * and each tool then answers how to unlock it.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import packageJson from '../../../package.json' with { type: 'json' };
 import type { Vault } from '../../vault/types.js';
-import { registerShippedTool } from '../common/serve.js';
-import type { ShippedTool } from '../common/tool.js';
+import { type ShippedToolServer, shippedToolServer } from '../common/run-server.js';
 import { archiveSecretTool } from './tools/archive-secret.js';
 import { createSecretTool } from './tools/create-secret.js';
 import { getSecretTool } from './tools/get-secret.js';
@@ -29,17 +26,9 @@ export function vaultFolder(env: NodeJS.ProcessEnv, cwd = process.cwd()): string
   return isAbsolute(named) ? named : resolve(cwd, named);
 }
 
-export interface GnexusCreds {
-  readonly tools: readonly ShippedTool[];
-  /** A new MCP server offering the tools: one per connection (stdio, or each HTTP session). */
-  createServer(): McpServer;
-  /** Closes the vault. */
-  close(): Promise<void>;
-}
-
-export function createGnexusCredsServer(vault: Vault): GnexusCreds {
+export function createGnexusCredsServer(vault: Vault): ShippedToolServer {
   const deps = { vault };
-  const tools: ShippedTool[] = [
+  const tools = [
     searchSecretsTool(deps),
     getSecretTool(deps),
     revealSecretTool(deps),
@@ -48,13 +37,5 @@ export function createGnexusCredsServer(vault: Vault): GnexusCreds {
     setSecretStatusTool(deps),
     archiveSecretTool(deps),
   ];
-  return {
-    tools,
-    createServer() {
-      const server = new McpServer({ name: GNEXUS_CREDS_NAME, version: packageJson.version });
-      for (const tool of tools) registerShippedTool(server, tool);
-      return server;
-    },
-    close: async () => vault.close(),
-  };
+  return shippedToolServer(GNEXUS_CREDS_NAME, tools, async () => vault.close());
 }

@@ -3,11 +3,8 @@
  * are built once and shared by every session, so the one headless browser `web_view` keeps is
  * shared too, and closed with the server.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import packageJson from '../../../package.json' with { type: 'json' };
 import type { Settings } from '../../config/settings.js';
-import { registerShippedTool } from '../common/serve.js';
-import type { ShippedTool } from '../common/tool.js';
+import { type ShippedToolServer, shippedToolServer } from '../common/run-server.js';
 import { httpRequestTool, type ResolverFn } from './http-request.js';
 import { webSearchTool } from './web-search.js';
 import { webViewTool } from './web-view.js';
@@ -17,27 +14,12 @@ export interface NaviWebDeps {
   resolve?: ResolverFn;
 }
 
-export interface NaviWeb {
-  readonly tools: readonly ShippedTool[];
-  /** A new MCP server offering the tools: one per connection (stdio, or each HTTP session). */
-  createServer(): McpServer;
-  /** Releases what the tools hold (the browser). */
-  close(): Promise<void>;
-}
-
 export const NAVI_WEB_NAME = 'navi-web';
 
-export function createNaviWebServer(settings: Settings, deps: NaviWebDeps = {}): NaviWeb {
+export function createNaviWebServer(settings: Settings, deps: NaviWebDeps = {}): ShippedToolServer {
   const toolDeps = { settings, resolve: deps.resolve };
   const webView = webViewTool(toolDeps);
-  const tools: ShippedTool[] = [webSearchTool(toolDeps), webView, httpRequestTool(toolDeps)];
-  return {
-    tools,
-    createServer() {
-      const server = new McpServer({ name: NAVI_WEB_NAME, version: packageJson.version });
-      for (const tool of tools) registerShippedTool(server, tool);
-      return server;
-    },
-    close: () => webView.close(),
-  };
+  return shippedToolServer(NAVI_WEB_NAME, [webSearchTool(toolDeps), webView, httpRequestTool(toolDeps)], () =>
+    webView.close(),
+  );
 }
