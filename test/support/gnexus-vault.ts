@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { testSettings } from '../../src/config/settings.js';
 import type { ShippedToolServer } from '../../src/servers/common/run-server.js';
 import { createGnexusCredsServer } from '../../src/servers/gnexus-creds/server.js';
-import { openVault, type VaultOptions } from '../../src/vault/index.js';
+import { openVault, type VaultOptions, vaultOptions } from '../../src/vault/index.js';
 import type { Vault } from '../../src/vault/types.js';
 
 export const MASTER_KEY = 'a test master key that is long enough';
@@ -35,20 +36,12 @@ export interface TestVault {
   remove(): void;
 }
 
-export function vaultOptionsIn(dir: string, masterKey = MASTER_KEY): VaultOptions {
-  return {
-    path: join(dir, 'vault.db'),
-    keyFile: join(dir, 'vault.key'),
-    masterKey,
-    auditLog: join(dir, 'vault-audit.jsonl'),
-  };
-}
-
 export function openTestVault(
   dir = mkdtempSync(join(tmpdir(), 'gnexus-creds-')),
   masterKey = MASTER_KEY,
 ): TestVault {
-  const options = vaultOptionsIn(dir, masterKey);
+  // The default file names in `dir`, as Navi run in that folder would open them.
+  const options = vaultOptions(testSettings({ GNEXUS_MASTER_KEY: masterKey }), dir);
   const vault = openVault(options);
   const creds = createGnexusCredsServer(vault);
   return {
