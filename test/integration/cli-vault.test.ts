@@ -2,11 +2,11 @@
  * `navi vault` run as a real child process on real vault files: status, key rotation, encrypted
  * export and import, and every refusal as one line on stderr with exit code 1.
  */
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { openVault, type VaultOptions } from '../../src/vault/index.js';
-import { tempDir } from '../support/navi.js';
+import { useTempVault } from '../../src/vault/test-support.js';
 import { type NaviRun, runNavi } from '../support/navi-process.js';
 
 /** A refusal: exit code 1 and one line on stderr. */
@@ -18,21 +18,16 @@ function expectRefusal(run: NaviRun, ...parts: string[]): void {
 }
 
 const passphrase = 'a long enough backup passphrase';
+// vault.db, vault.key and vault-audit.jsonl in the folder the CLI runs in: the settings'
+// defaults, resolved against the working folder as the CLI does.
+const t = useTempVault({ open: false });
 let dir: string;
 let options: VaultOptions;
 
 beforeEach(() => {
-  dir = tempDir('navi-cli-vault-');
-  // The defaults (vault.db, vault.key…) resolved against the working folder, as the CLI does.
-  options = {
-    path: join(dir, 'vault.db'),
-    keyFile: join(dir, 'vault.key'),
-    masterKey: '',
-    auditLog: join(dir, 'vault-audit.jsonl'),
-  };
+  dir = t.dir;
+  options = t.options();
 });
-
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function seed(opts: VaultOptions = options): string {
   const vault = openVault(opts);
