@@ -16,7 +16,7 @@ export const MAX_TAG_CHARS = LIMITS.tag;
 export const MAX_REASON_CHARS = 500;
 
 /** A string argument whose type error says whether it was missing or of the wrong type. */
-export function text(name: string, hint: string) {
+function text(name: string, hint: string) {
   return z.string({
     error: (issue) =>
       issue.input === undefined ? `${name} is missing: ${hint}` : `${name} must be a string: ${hint}`,

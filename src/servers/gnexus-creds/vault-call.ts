@@ -55,11 +55,15 @@ function refusal(tool: string, vault: Vault, err: VaultError): string {
 }
 
 /** Runs `work` against the vault; a VaultError becomes an error result saying what to do. */
-export function withVault(tool: string, vault: Vault, work: () => CallToolResult): Promise<CallToolResult> {
+export async function withVault(
+  tool: string,
+  vault: Vault,
+  work: () => CallToolResult,
+): Promise<CallToolResult> {
   try {
-    return Promise.resolve(work());
+    return work();
   } catch (err) {
-    if (err instanceof VaultError) return Promise.resolve(toolError(refusal(tool, vault, err)));
-    return Promise.reject(err);
+    if (err instanceof VaultError) return toolError(refusal(tool, vault, err));
+    throw err;
   }
 }
