@@ -15,7 +15,7 @@ function plainValue(value: string): string {
   return /[\r\n"]/.test(value) || value.trim() !== value ? JSON.stringify(value) : value;
 }
 
-export function secretText(record: SecretRecord): string {
+function secretText(record: SecretRecord): string {
   const lines = [
     `${record.name}`,
     `  type: ${record.type}`,
@@ -37,13 +37,13 @@ export function secretText(record: SecretRecord): string {
   return lines.join('\n');
 }
 
-/** One secret with a heading line, and the line about references. */
-export function oneSecretText(heading: string, record: SecretRecord): string {
-  return `${heading}\n\n${secretText(record)}\n\n${USE_BY_REFERENCE}`;
-}
-
+/** Secrets under a heading line, then the line about references. */
 export function secretListText(heading: string, records: readonly SecretRecord[]): string {
   return `${heading}\n\n${records.map(secretText).join('\n\n')}\n\n${USE_BY_REFERENCE}`;
+}
+
+export function oneSecretText(heading: string, record: SecretRecord): string {
+  return secretListText(heading, [record]);
 }
 
 /** What archive_secret and set_secret_status answer once a secret is archived. */
