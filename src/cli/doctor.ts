@@ -156,7 +156,6 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
   };
 }
 
-/** navi-web renders pages in the system Chromium; without it web_view degrades to a plain fetch. */
 /** Whether the vault opens; a vault not created yet is fine (doctor does not create one). */
 function checkVault(services: NaviServices, settings: Settings): CheckResult {
   const path = vaultOptions(settings).path;
@@ -180,6 +179,7 @@ function checkVault(services: NaviServices, settings: Settings): CheckResult {
   };
 }
 
+/** navi-web renders pages in the system Chromium; without it web_view degrades to a plain fetch. */
 function checkBrowser(settings: Settings): CheckResult {
   const chromium = findChromium(settings.CHROMIUM_PATH);
   if (chromium.available)
