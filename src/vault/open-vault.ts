@@ -257,7 +257,14 @@ class LockedVault implements Vault {
 }
 
 export function lockedError(state: { reason: string; howToUnlock: string }): VaultError {
-  return new VaultError('locked', `the vault is locked: ${state.reason}. To unlock it, ${state.howToUnlock}`);
+  return new VaultError(
+    'locked',
+    `the vault is locked: ${state.reason}. To unlock it, ${state.howToUnlock}`,
+    {
+      reason: state.reason,
+      howToUnlock: state.howToUnlock,
+    },
+  );
 }
 
 /**

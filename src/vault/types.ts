@@ -24,6 +24,8 @@ export class VaultError extends Error {
   constructor(
     readonly code: VaultErrorCode,
     message: string,
+    /** For `locked`: why, and how to unlock, so a caller can word it without asking again. */
+    readonly locked?: { reason: string; howToUnlock: string },
   ) {
     super(message);
     this.name = 'VaultError';

@@ -28,7 +28,6 @@ import {
   SECRET_TYPES,
   type SecretStatus,
   type SecretType,
-  type Vault,
   VaultError,
   type VaultErrorCode,
 } from '../../vault/index.js';
@@ -148,31 +147,17 @@ const auditQuery = {
  * throws (its database or disk failing) is logged in full and answered 503: the request was
  * fine, and nothing a client sends may yield a 500.
  */
-function call<T>(vault: Vault, log: FastifyBaseLogger, run: () => T): T {
+function call<T>(log: FastifyBaseLogger, run: () => T): T {
   try {
     return run();
   } catch (err) {
     if (err instanceof VaultError) {
-      if (err.code === 'locked') {
-        const state = lockedState(vault);
-        throw new ApiError(
-          'VAULT_LOCKED',
-          state ? `${state.reason}. To unlock it, ${state.howToUnlock}` : err.message,
-        );
-      }
+      if (err.locked)
+        throw new ApiError('VAULT_LOCKED', `${err.locked.reason}. To unlock it, ${err.locked.howToUnlock}`);
       throw new ApiError(errorCodes[err.code], err.message);
     }
     log.error({ err }, 'the vault failed');
     throw new ApiError('VAULT_UNAVAILABLE', 'it failed unexpectedly; the server log says why');
-  }
-}
-
-function lockedState(vault: Vault): Extract<VaultState, { state: 'locked' }> | undefined {
-  try {
-    const state = vault.status();
-    return state.state === 'locked' ? state : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -186,7 +171,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     return payload;
   });
 
-  app.get('/vault', async (request): Promise<VaultState> => call(vault, request.log, () => vault.status()));
+  app.get('/vault', async (request): Promise<VaultState> => call(request.log, () => vault.status()));
 
   app.get<{
     Querystring: {
@@ -204,7 +189,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
       const q = request.query;
       // The person sees archived secrets when they ask for them; asking for the status is asking.
       const includeArchived = q.include_archived === 'true' || q.status === 'archived';
-      const secrets = call(vault, request.log, () =>
+      const secrets = call(request.log, () =>
         vault.search({
           ...(q.query !== undefined ? { query: q.query } : {}),
           ...(q.type !== undefined ? { type: q.type } : {}),
@@ -222,7 +207,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     '/vault/secrets',
     { config: consent, bodyLimit: SECRET_BODY_BYTES, schema: { body: newSecretBody } },
     async (request, reply): Promise<SecretRecord> => {
-      const record = call(vault, request.log, () => vault.create(request.body, user));
+      const record = call(request.log, () => vault.create(request.body, user));
       reply.code(201);
       return record;
     },
@@ -232,21 +217,21 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     '/vault/secrets/:id',
     { config: consent, schema: { params: idParams } },
     async (request): Promise<SecretRecord> =>
-      call(vault, request.log, () => vault.get(request.params.id, { includeArchived: true })),
+      call(request.log, () => vault.get(request.params.id, { includeArchived: true })),
   );
 
   app.patch<{ Params: { id: string }; Body: SecretPatch }>(
     '/vault/secrets/:id',
     { config: consent, bodyLimit: SECRET_BODY_BYTES, schema: { params: idParams, body: patchBody } },
     async (request): Promise<SecretRecord> =>
-      call(vault, request.log, () => vault.update(request.params.id, request.body, user)),
+      call(request.log, () => vault.update(request.params.id, request.body, user)),
   );
 
   app.post<{ Params: { id: string }; Body: StatusRequest }>(
     '/vault/secrets/:id/status',
     { config: consent, bodyLimit: SMALL_BODY_BYTES, schema: { params: idParams, body: statusBody } },
     async (request): Promise<SecretRecord> =>
-      call(vault, request.log, () => vault.setStatus(request.params.id, request.body.status, user)),
+      call(request.log, () => vault.setStatus(request.params.id, request.body.status, user)),
   );
 
   app.post<{ Params: { id: string }; Body: unknown }>(
@@ -257,7 +242,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
       const body = request.body;
       if (body !== undefined && (typeof body !== 'object' || body === null || Object.keys(body).length > 0))
         throw new ApiError('BAD_REQUEST', 'archiving takes no body; send none (or {})');
-      return call(vault, request.log, () => vault.archive(request.params.id, user));
+      return call(request.log, () => vault.archive(request.params.id, user));
     },
   );
 
@@ -267,7 +252,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     async (request): Promise<RevealReply> => {
       const { field, reason } = request.body;
       const audit: AuditContext = reason ? { ...user, reason } : user;
-      return { value: call(vault, request.log, () => vault.reveal(request.params.id, field, audit)) };
+      return { value: call(request.log, () => vault.reveal(request.params.id, field, audit)) };
     },
   );
 
@@ -276,7 +261,7 @@ export const vaultRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
     { config: consent, schema: { querystring: auditQuery } },
     async (request): Promise<AuditList> => {
       const { limit, secret_id } = request.query;
-      const entries = call(vault, request.log, () =>
+      const entries = call(request.log, () =>
         vault.auditLog({
           ...(limit !== undefined ? { limit: Number(limit) } : {}),
           ...(secret_id !== undefined ? { secret_id } : {}),

@@ -35,14 +35,12 @@ function sentence(text: string): string {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
-function refusal(tool: string, vault: Vault, err: VaultError): string {
+function refusal(tool: string, err: VaultError): string {
   switch (err.code) {
-    case 'locked': {
-      const state = vault.status();
-      return state.state === 'locked'
-        ? `The secrets vault is locked, so ${tool} cannot run: ${sentence(state.reason)} ${sentence(state.howToUnlock)}`
+    case 'locked':
+      return err.locked
+        ? `The secrets vault is locked, so ${tool} cannot run: ${sentence(err.locked.reason)} ${sentence(err.locked.howToUnlock)}`
         : `The secrets vault is locked, so ${tool} cannot run: ${sentence(err.message)}`;
-    }
     case 'not_found':
       return `${tool}: ${sentence(err.message)}`;
     case 'invalid':
@@ -55,15 +53,11 @@ function refusal(tool: string, vault: Vault, err: VaultError): string {
 }
 
 /** Runs `work` against the vault; a VaultError becomes an error result saying what to do. */
-export async function withVault(
-  tool: string,
-  vault: Vault,
-  work: () => CallToolResult,
-): Promise<CallToolResult> {
+export async function withVault(tool: string, work: () => CallToolResult): Promise<CallToolResult> {
   try {
     return work();
   } catch (err) {
-    if (err instanceof VaultError) return toolError(refusal(tool, vault, err));
+    if (err instanceof VaultError) return toolError(refusal(tool, err));
     throw err;
   }
 }

@@ -25,7 +25,7 @@ export function archiveSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof
       openWorldHint: false,
     },
     handler: (args, _signal, request) =>
-      withVault('archive_secret', vault, () => {
+      withVault('archive_secret', () => {
         // The vault answers an archived secret as an unknown one to the agent: archiving twice too.
         const record = vault.archive(
           args.id.toLowerCase(),

@@ -35,7 +35,7 @@ export function createSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof 
       openWorldHint: false,
     },
     handler: (args, _signal, request) =>
-      withVault('create_secret', vault, () => {
+      withVault('create_secret', () => {
         const record = vault.create(
           {
             name: args.name,

@@ -15,8 +15,6 @@ export function getSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof inp
     inputSchema,
     annotations: { title: 'Get a secret', readOnlyHint: true, openWorldHint: false },
     handler: (args) =>
-      withVault('get_secret', vault, () =>
-        toolText(oneSecretText('The secret:', vault.get(args.id.toLowerCase()))),
-      ),
+      withVault('get_secret', () => toolText(oneSecretText('The secret:', vault.get(args.id.toLowerCase())))),
   };
 }

@@ -30,7 +30,7 @@ export function revealSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof 
     inputSchema,
     annotations: { title: 'Reveal a secret value', readOnlyHint: true, openWorldHint: false },
     handler: (args, _signal, request) =>
-      withVault('reveal_secret', vault, () => {
+      withVault('reveal_secret', () => {
         const id = args.id.toLowerCase();
         // Read first: an archived secret answers as an unknown one, whatever reveal would do.
         const record = vault.get(id);

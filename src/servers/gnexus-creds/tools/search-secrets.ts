@@ -53,7 +53,7 @@ export function searchSecretsTool({ vault }: GnexusToolDeps): ShippedTool<typeof
     inputSchema,
     annotations: { title: 'Search secrets', readOnlyHint: true, openWorldHint: false },
     handler: (args) =>
-      withVault('search_secrets', vault, () => {
+      withVault('search_secrets', () => {
         const query: SecretQuery = {
           limit: args.limit ?? DEFAULT_LIMIT,
           ...(args.query && { query: args.query }),

@@ -30,7 +30,7 @@ export function setSecretStatusTool({ vault }: GnexusToolDeps): ShippedTool<type
       openWorldHint: false,
     },
     handler: (args, _signal, request) =>
-      withVault('set_secret_status', vault, () => {
+      withVault('set_secret_status', () => {
         // The vault answers an archived secret as an unknown one to the agent.
         const id = args.id.toLowerCase();
         const record = vault.setStatus(id, args.status, auditContext(request, 'set_secret_status'));

@@ -43,7 +43,7 @@ export function updateSecretTool({ vault }: GnexusToolDeps): ShippedTool<typeof 
       openWorldHint: false,
     },
     handler: (args, _signal, request) =>
-      withVault('update_secret', vault, () => {
+      withVault('update_secret', () => {
         const { name, type, tags: newTags, fields, remove_fields: remove } = args;
         if (
           name === undefined &&
