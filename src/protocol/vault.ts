@@ -13,6 +13,13 @@ export type SecretStatus = (typeof SECRET_STATUSES)[number];
 /** Field names: what a reference can name without quoting. */
 export const FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/**
+ * A secret's id: a UUID, in either case (the vault stores it lower-case). A string pattern, so
+ * the REST routes' JSON schemas can use it as well as regular expressions.
+ */
+export const SECRET_ID_PATTERN =
+  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
 /** `{{secret:<uuid>.<field>}}`: how a tool call names a secret value it must not see. */
 export const SECRET_REFERENCE =
   /\{\{secret:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([A-Za-z0-9_-]{1,64})\}\}/g;

@@ -7,6 +7,7 @@ import {
   type AuditContext,
   FIELD_NAME,
   type NewSecret,
+  SECRET_ID_PATTERN,
   SECRET_STATUSES,
   SECRET_TYPES,
   type SecretFieldInput,
@@ -27,9 +28,11 @@ export const LIMITS = {
   searchMax: 200,
   auditDefault: 100,
   auditMax: 1000,
+  /** The reason a reveal gives, as the tools and the REST routes accept it. */
+  reason: 500,
 } as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = new RegExp(SECRET_ID_PATTERN);
 
 const invalid = (message: string) => new VaultError('invalid', message);
 

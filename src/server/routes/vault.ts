@@ -24,6 +24,7 @@ import type {
 import {
   type AuditContext,
   FIELD_NAME,
+  SECRET_ID_PATTERN,
   SECRET_STATUSES,
   SECRET_TYPES,
   type SecretStatus,
@@ -51,7 +52,7 @@ const user: AuditContext = { actor: 'user' };
 const SECRET_BODY_BYTES = 4 * 1024 * 1024;
 const SMALL_BODY_BYTES = 16 * 1024;
 
-const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const UUID = SECRET_ID_PATTERN;
 
 const idParams = {
   type: 'object',
@@ -113,7 +114,7 @@ const statusBody = {
 
 const revealBody = {
   type: 'object',
-  properties: { field: fieldName, reason: { type: 'string', maxLength: 500 } },
+  properties: { field: fieldName, reason: { type: 'string', maxLength: LIMITS.reason } },
   required: ['field'],
   additionalProperties: false,
 } as const;

@@ -3,7 +3,7 @@
  * checks them before a handler runs and answers a bad call with the messages written here.
  */
 import { z } from 'zod';
-import { FIELD_NAME, SECRET_TYPES } from '../../vault/types.js';
+import { FIELD_NAME, SECRET_ID_PATTERN, SECRET_TYPES } from '../../vault/types.js';
 import { LIMITS } from '../../vault/validation.js';
 
 // The vault's own limits, so a call the SDK lets through is never refused by the vault for size.
@@ -13,7 +13,7 @@ export const MAX_VALUE_BYTES = LIMITS.valueBytes;
 export const MAX_TAGS = LIMITS.tags;
 export const MAX_TAG_CHARS = LIMITS.tag;
 /** The vault keeps any reason; this keeps the audit log's lines short. */
-export const MAX_REASON_CHARS = 500;
+export const MAX_REASON_CHARS = LIMITS.reason;
 
 /** A string argument whose type error says whether it was missing or of the wrong type. */
 function text(name: string, hint: string) {
@@ -24,7 +24,7 @@ function text(name: string, hint: string) {
 }
 
 /** A secret id as the vault writes it; checked here so nothing else (paths, SQL) reaches the vault. */
-const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ID = new RegExp(SECRET_ID_PATTERN);
 
 export const secretId = text('id', 'the id of a secret as search_secrets shows it')
   .regex(ID, {
