@@ -5,9 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
-  chownSync,
   existsSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -85,8 +83,8 @@ describe('audit log', () => {
     expect(vaultErrorOf(() => t.vault.auditLog({ secret_id: "x' OR 1=1 --" })).code).toBe('not_found');
   });
 
-  // Root writes through a mode of 0400: as root, the read-only case runs in a child process of
-  // another user (the next test). A log linked to /dev/full fails whoever writes (ENOSPC).
+  // Root writes through a mode of 0400: as root, the read-only case runs in a child process
+  // without the capability to (the next test). A log linked to /dev/full fails whoever writes (ENOSPC).
   const broken: [string, boolean, (file: string) => void, (file: string) => void][] = [
     ['read-only (mode 0400)', isRoot, (f) => chmodSync(f, 0o400), (f) => chmodSync(f, 0o600)],
     [
@@ -130,17 +128,22 @@ describe('audit log', () => {
       const id = create();
       t.vault.close();
       const options = t.options();
-      // The files become the unprivileged user's, as they would be in a normal install.
-      const nobody = 65_534;
-      for (const file of [t.dir, ...readdirSync(t.dir).map((f) => join(t.dir, f))])
-        chownSync(file, nobody, nobody);
       chmodSync(options.auditLog, 0o400);
+      // Root without the capability to override file modes: the mode binds it as it binds any
+      // user, while the program's own files (wherever the checkout is) stay readable.
       const child = spawnSync(
-        process.execPath,
-        ['--import', 'tsx', join(import.meta.dirname, 'fixtures/audit-child.ts'), id],
+        'setpriv',
+        [
+          '--bounding-set',
+          '-dac_override,-dac_read_search',
+          '--',
+          process.execPath,
+          '--import',
+          'tsx',
+          join(import.meta.dirname, 'fixtures/audit-child.ts'),
+          id,
+        ],
         {
-          uid: nobody,
-          gid: nobody,
           cwd: join(import.meta.dirname, '../..'),
           env: { PATH: process.env.PATH, VAULT_OPTIONS: JSON.stringify(options) },
           encoding: 'utf8',
