@@ -1,31 +1,13 @@
 /**
- * The `card_grid` UI component's payload, read leniently: a model may name things slightly
- * differently, and a card with only a title is still worth showing.
+ * The `card_grid` UI component's payload as stored by an older Navi, before the shared schema
+ * (src/protocol/ui-components.ts), read leniently: a model may have named things slightly
+ * differently, and a card with only a title is still worth showing. The fallback when
+ * `validateUiComponent` refuses a stored payload.
  */
+// Relative rather than `@protocol`, as in vault.ts; types only.
+import type { CardGridPayload, GridCard } from '../../../src/protocol/ui-components.js';
 
-export interface CardField {
-  label: string;
-  value: string;
-}
-
-export interface GridCard {
-  id: string;
-  title: string;
-  subtitle?: string;
-  description?: string;
-  image?: string;
-  url?: string;
-  tags: string[];
-  /** Shown only in the details modal. */
-  details?: string;
-  fields: CardField[];
-}
-
-export interface CardGridPayload {
-  title?: string;
-  description?: string;
-  cards: GridCard[];
-}
+type CardField = NonNullable<GridCard['fields']>[number];
 
 function str(value: unknown): string | undefined {
   if (typeof value === 'string' && value.trim() !== '') return value;

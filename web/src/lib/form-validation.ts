@@ -1,51 +1,20 @@
 /**
- * The `form` UI component's payload (reference `navi_ui`) and its client-side validation:
- * required, pattern, min/max, minLength/maxLength and the email/url formats.
+ * The `form` UI component's client side: the lenient reader of payloads stored before the shared
+ * schema (src/protocol/ui-components.ts), and the validation as the person types: required,
+ * pattern, min/max, minLength/maxLength and the email/url formats.
  */
-
-export type FieldType =
-  | 'text'
-  | 'textarea'
-  | 'number'
-  | 'email'
-  | 'url'
-  | 'select'
-  | 'multiselect'
-  | 'checkbox'
-  | 'date';
-
-export interface FormOption {
-  label: string;
-  value: string;
-}
-
-export interface FormField {
-  name: string;
-  label: string;
-  type: FieldType;
-  required: boolean;
-  placeholder?: string;
-  default?: unknown;
-  options: FormOption[];
-  min?: number;
-  max?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  description?: string;
-}
-
-export interface FormPayload {
-  form_id: string;
-  title?: string;
-  description?: string;
-  fields: FormField[];
-  submit_label: string;
-}
+// Relative rather than `@protocol`, as in vault.ts. Types only: the schema's code (and zod)
+// stays out of this module.
+import type {
+  FormField,
+  FormFieldType,
+  FormOption,
+  FormPayload,
+} from '../../../src/protocol/ui-components.js';
 
 export type FieldValue = string | number | boolean | string[] | null;
 
-const FIELD_TYPES: FieldType[] = [
+const FIELD_TYPES: readonly FormFieldType[] = [
   'text',
   'textarea',
   'number',
@@ -76,7 +45,17 @@ function parseOption(option: unknown): FormOption | null {
   return null;
 }
 
-/** A payload as the client can use it; null when it is not a form at all. */
+/** A stored default of a kind a field can start from; anything else is dropped. */
+function defaultOf(value: unknown): FormField['default'] {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (Array.isArray(value)) return value.map(String);
+  return undefined;
+}
+
+/**
+ * A payload stored by an older Navi, before the shared schema, read as far as it can be: the
+ * fallback when `validateUiComponent` refuses it. Null when it is not a form at all.
+ */
 export function parseFormPayload(payload: unknown): FormPayload | null {
   if (!payload || typeof payload !== 'object') return null;
   const p = payload as Record<string, unknown>;
@@ -87,14 +66,14 @@ export function parseFormPayload(payload: unknown): FormPayload | null {
     const f = raw as Record<string, unknown>;
     const name = str(f.name);
     if (!name) continue;
-    const type = FIELD_TYPES.includes(f.type as FieldType) ? (f.type as FieldType) : 'text';
+    const type = FIELD_TYPES.includes(f.type as FormFieldType) ? (f.type as FormFieldType) : 'text';
     fields.push({
       name,
       label: str(f.label) ?? name,
       type,
       required: f.required === true,
       placeholder: str(f.placeholder),
-      default: f.default,
+      default: defaultOf(f.default),
       options: Array.isArray(f.options)
         ? f.options.map(parseOption).filter((o): o is FormOption => o !== null)
         : [],
@@ -163,12 +142,12 @@ export function validateField(field: FormField, value: FieldValue): string | nul
     return null;
   }
   if (field.type === 'multiselect') {
-    const allowed = new Set(field.options.map((o) => o.value));
+    const allowed = new Set((field.options ?? []).map((o) => o.value));
     return Array.isArray(value) && value.every((v) => allowed.has(v)) ? null : 'Choose from the list.';
   }
   const text = String(value);
   if (field.type === 'select') {
-    return field.options.some((o) => o.value === text) ? null : 'Choose from the list.';
+    return (field.options ?? []).some((o) => o.value === text) ? null : 'Choose from the list.';
   }
   if (field.minLength !== undefined && text.length < field.minLength) {
     return `Use at least ${field.minLength} characters.`;
@@ -210,7 +189,7 @@ export function submittableValues(
 export function displayValue(field: FormField | undefined, value: unknown): string {
   if (value === null || value === undefined || value === '') return '—';
   if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  const label = (v: unknown) => field?.options.find((o) => o.value === String(v))?.label ?? String(v);
+  const label = (v: unknown) => field?.options?.find((o) => o.value === String(v))?.label ?? String(v);
   if (Array.isArray(value)) return value.length ? value.map(label).join(', ') : '—';
   if (typeof value === 'object') return JSON.stringify(value);
   return label(value);
