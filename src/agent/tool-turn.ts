@@ -25,7 +25,7 @@ export function publicMetadata(
   metadata: Record<string, unknown> | undefined,
 ): Record<string, unknown> | undefined {
   if (!metadata) return undefined;
-  const { base64: _omitted, ...rest } = metadata;
+  const { base64: _omitted, more_images: _alsoOmitted, ...rest } = metadata;
   return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
@@ -51,8 +51,11 @@ export async function runToolCalls(
     };
     entries.push({ message, display: !state.isSubagent, context: true });
     const base64 = result.metadata?.base64;
-    if (result.success && result.metadata?.is_image === true && typeof base64 === 'string')
+    if (result.success && result.metadata?.is_image === true && typeof base64 === 'string') {
       images.push(base64);
+      const more = result.metadata.more_images;
+      if (Array.isArray(more)) images.push(...more.filter((m): m is string => typeof m === 'string'));
+    }
   });
   if (images.length > 0) {
     const message: StoredMessage = {

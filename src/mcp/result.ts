@@ -1,22 +1,29 @@
 /**
  * MCP `tools/call` results → Navi `ToolResult`. Text is capped while it is joined, so a server
- * answering with a huge result never becomes a huge string; only the first image is passed on
- * (as `metadata.is_image`), and one larger than the image limit is dropped with a note.
+ * answering with a huge result never becomes a huge string. The model is shown up to
+ * MAX_MODEL_IMAGES images (the first as `metadata.is_image` + `base64`, the others in
+ * `metadata.more_images`) within one size budget; images over it are dropped with a note. Binary
+ * resources are named in the text; result-files.ts saves them and the images as session files.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../tools/types.js';
+import { blockFileName } from './result-files.js';
 
 export interface ConvertOptions {
   /** Most characters of text kept (TOOL_MAX_OUTPUT_CHARS × 2: the executor cuts the rest). */
   maxChars: number;
-  /** Largest base64 image passed on. */
+  /** Most base64 characters of images passed on, all images of the result together. */
   maxImageChars: number;
   /** Unwrap the navi-ui `{output, metadata: {ui_component}}` envelope. */
   naviUi: boolean;
 }
 
-/** 8 M base64 characters: an image of about 6 MB. */
+/** 8 M base64 characters: images of about 6 MB in all. */
 export const DEFAULT_MAX_IMAGE_CHARS = 8_000_000;
+/** Images of one result the model is shown: enough for a few views of one thing. */
+export const MAX_MODEL_IMAGES = 4;
+/** A navi-ui component larger than this is not kept on the message (the server's cap is 1 MB). */
+const MAX_UI_COMPONENT_CHARS = 2_000_000;
 
 class CappedText {
   private readonly parts: string[] = [];
@@ -48,23 +55,34 @@ class CappedText {
 export function convertCallResult(result: CallToolResult, options: ConvertOptions): ToolResult {
   const text = new CappedText(options.maxChars);
   const metadata: Record<string, unknown> = {};
-  let imageTaken = false;
-  for (const block of result.content ?? []) {
+  const images: string[] = [];
+  let imageChars = 0;
+  let envelope: Envelope | undefined;
+  (result.content ?? []).forEach((block, index) => {
     switch (block.type) {
       case 'text':
-        text.add(block.text);
+        // navi-ui's envelope is read whole, before any cap: its component is not text for the model.
+        if (index === 0 && options.naviUi) envelope = parseEnvelope(block.text);
+        text.add(envelope && index === 0 ? envelope.output : block.text);
         break;
       case 'image':
-        if (imageTaken) {
-          text.add(`[another image (${block.mimeType}) was left out: only the first image is passed on]`);
-        } else if (block.data.length > options.maxImageChars) {
+        if (images.length >= MAX_MODEL_IMAGES) {
           text.add(
-            `[image (${block.mimeType}, ${block.data.length} base64 characters) dropped: over the ${options.maxImageChars}-character limit]`,
+            `[image (${block.mimeType}) not shown to the model: at most ${MAX_MODEL_IMAGES} images are]`,
+          );
+        } else if (imageChars + block.data.length > options.maxImageChars) {
+          text.add(
+            `[image (${block.mimeType}, ${block.data.length} base64 characters) dropped: over the ${options.maxImageChars}-character limit for the images of one result]`,
           );
         } else {
-          imageTaken = true;
-          Object.assign(metadata, { is_image: true, base64: block.data, mime_type: block.mimeType });
-          text.add(`[image: ${block.mimeType}, ${Math.round((block.data.length * 3) / 4)} bytes]`);
+          if (images.length === 0)
+            Object.assign(metadata, { is_image: true, base64: block.data, mime_type: block.mimeType });
+          images.push(block.data);
+          imageChars += block.data.length;
+          const name = blockFileName(block);
+          text.add(
+            `[image${name ? ` "${name}"` : ''}: ${block.mimeType}, ${Math.round((block.data.length * 3) / 4)} bytes]`,
+          );
         }
         break;
       case 'audio':
@@ -76,27 +94,32 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
       case 'resource': {
         const r = block.resource;
         if ('text' in r && typeof r.text === 'string') text.add(`[resource ${r.uri}]\n${r.text}`);
-        else text.add(`[binary resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''} left out]`);
+        else if ('blob' in r && typeof r.blob === 'string') {
+          const kind = r.mimeType ? `${r.mimeType}, ` : '';
+          text.add(
+            `[file "${blockFileName(block) ?? r.uri}" (${kind}${Math.round((r.blob.length * 3) / 4)} bytes)]`,
+          );
+        } else text.add(`[resource ${r.uri} without content left out]`);
         break;
       }
     }
-  }
+  });
+  if (images.length > 1) metadata.more_images = images.slice(1);
   if (result.structuredContent !== undefined) {
     const json = JSON.stringify(result.structuredContent);
     if (json.length <= options.maxChars) metadata.structured_content = result.structuredContent;
     else text.add(`[structured content of ${json.length} characters left out]`);
     if ((result.content ?? []).length === 0) text.add(json.slice(0, options.maxChars));
   }
-  let output = text.toString();
   let success = result.isError !== true;
-  if (options.naviUi) {
-    const envelope = parseEnvelope(output);
-    if (envelope) {
-      output = envelope.output;
-      if (envelope.uiComponent !== undefined) metadata.ui_component = envelope.uiComponent;
-      if (output.startsWith('Error:')) success = false;
-    }
+  if (envelope) {
+    const size = envelope.uiComponent === undefined ? 0 : JSON.stringify(envelope.uiComponent).length;
+    if (size > MAX_UI_COMPONENT_CHARS)
+      text.add(`[UI component of ${size} characters left out: too large to keep]`);
+    else if (envelope.uiComponent !== undefined) metadata.ui_component = envelope.uiComponent;
+    if (envelope.output.startsWith('Error:')) success = false;
   }
+  const output = text.toString();
   const meta = Object.keys(metadata).length > 0 ? metadata : undefined;
   if (success) return meta ? { success, output, metadata: meta } : { success, output };
   const message = output || 'the MCP tool reported an error without a message';
@@ -105,7 +128,12 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
     : { success, output: message, error: message };
 }
 
-function parseEnvelope(text: string): { output: string; uiComponent: unknown } | undefined {
+interface Envelope {
+  output: string;
+  uiComponent: unknown;
+}
+
+function parseEnvelope(text: string): Envelope | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

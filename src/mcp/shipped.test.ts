@@ -2,7 +2,7 @@
  * Shipped MCP servers: configs from their own folder with placeholders filled in, replaced by a
  * user's config of the same file or server name; and images of MCP results kept as session files.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
@@ -105,9 +105,11 @@ describe('shipped MCP servers', () => {
     expect(lookup('PATH')).toBeUndefined();
   });
 
-  it('ship navi-web and gnexus-creds with configs that only name known placeholders', () => {
+  it('ship navi-web, gnexus-creds, navi-ui and navi-3d with configs that only name known placeholders', () => {
     const lookup = shippedPlaceholders(testSettings());
-    for (const file of ['navi-web.json', 'gnexus-creds.json']) {
+    const files = readdirSync(SHIPPED_SERVERS_DIR).filter((f) => f.endsWith('.json'));
+    expect(files).toEqual(expect.arrayContaining(['navi-web.json', 'gnexus-creds.json', 'navi-ui.json']));
+    for (const file of files) {
       const config = readFileSync(join(SHIPPED_SERVERS_DIR, file), 'utf8');
       for (const [, name] of config.matchAll(/\$\{([A-Za-z0-9_]+)\}/g))
         expect(lookup(name ?? ''), `${file}: ${name}`).toBeDefined();
@@ -166,7 +168,13 @@ describe('images returned by MCP tools', () => {
     const result = await tool!.execute({}, toolContext());
     expect(result.success).toBe(true);
     expect(result.metadata).toMatchObject({ is_image: true, mime_type: 'image/png' });
-    const file = result.metadata?.shared_file as { name: string; url: string; size: number };
+    const [file, ...others] = (result.metadata?.shared_files ?? []) as {
+      name: string;
+      url: string;
+      size: number;
+    }[];
+    if (!file) throw new Error('no file was kept');
+    expect(others).toEqual([]);
     expect(file.name).toMatch(/^get-tiny-image-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.png$/);
     expect(file.url).toBe(`/sessions/session-mcp-test/files/${encodeURIComponent(file.name)}`);
     expect(result.output).toContain(`session file "${file.name}"`);
@@ -179,7 +187,7 @@ describe('images returned by MCP tools', () => {
     });
 
     const inSubagent = await tool!.execute({}, { ...toolContext(), isSubagent: true });
-    expect(inSubagent.metadata?.shared_file).toBeUndefined();
+    expect(inSubagent.metadata?.shared_files).toBeUndefined();
     servers.remove();
   });
 });

@@ -7,9 +7,9 @@ import { REVEALED_META_KEY } from '../protocol/mcp-meta.js';
 import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import { fail, type JsonSchema, type ToolDefinition, type ToolResult } from '../tools/types.js';
 import type { McpConnection } from './connection.js';
-import { keepImageAsFile } from './image-file.js';
 import { isNaviUiServer } from './naming.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from './result.js';
+import { keepResultFiles } from './result-files.js';
 import { asksBeforeEveryCall, mcpToolRisk } from './tool-risk.js';
 
 export interface AdapterLimits {
@@ -55,7 +55,7 @@ export function mcpToolDefinition(
           naviUi: isNaviUiServer(config.key),
         });
         if (group === 'secrets') keepRevealed(result, converted);
-        return files ? await keepImageAsFile(converted, tool.name, files, ctx) : converted;
+        return files ? await keepResultFiles(converted, result, tool.name, files, ctx) : converted;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         return fail(

@@ -35,11 +35,11 @@ export interface UiComponent {
   payload: Record<string, unknown>;
 }
 
-/** A session file a tool published for inline viewing. */
+/** A session file a tool published for inline viewing (`model`: an STL shown in the 3D viewer). */
 export interface PublishedContent {
   name: string;
   url: string;
-  kind: 'image' | 'markdown' | 'html' | 'text' | 'pdf';
+  kind: 'image' | 'markdown' | 'html' | 'text' | 'pdf' | 'model';
   mime_type: string;
   title: string;
 }
@@ -118,6 +118,18 @@ export interface ToolSummary {
   parameters: Record<string, unknown>;
   source: 'builtin' | 'user' | 'mcp';
   server?: string;
+}
+
+/**
+ * A file a tool saved among the session's files, as its result's metadata names it:
+ * `shared_file` (share_file) or `shared_files` (the images and files an MCP tool returned).
+ */
+export interface SessionFile {
+  name: string;
+  /** `/sessions/<id>/files/<name>`. */
+  url: string;
+  size: number;
+  mime_type: string;
 }
 
 export interface UploadedFile {

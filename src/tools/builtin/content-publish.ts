@@ -15,7 +15,7 @@ import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 import { sessionFileUrl } from './share-file.js';
 
-export type PublishedKind = 'image' | 'markdown' | 'html' | 'text' | 'pdf';
+export type PublishedKind = 'image' | 'markdown' | 'html' | 'text' | 'pdf' | 'model';
 
 /** What a client needs to render a published file; stored as `metadata.published`. */
 export interface PublishedContent {
@@ -32,13 +32,22 @@ export interface ContentPublishToolDeps {
   now?: () => Date;
 }
 
-const KINDS = ['image', 'markdown', 'html', 'text', 'pdf'] as const satisfies readonly PublishedKind[];
+const KINDS = [
+  'image',
+  'markdown',
+  'html',
+  'text',
+  'pdf',
+  'model',
+] as const satisfies readonly PublishedKind[];
 
 function kindOf(mime: string): PublishedKind | undefined {
   if (mime.startsWith('image/')) return 'image';
   if (mime === 'text/markdown') return 'markdown';
   if (mime === 'text/html') return 'html';
   if (mime === 'application/pdf') return 'pdf';
+  // The client's 3D viewer reads STL, ASCII or binary.
+  if (mime === 'model/stl') return 'model';
   if (isTextMime(mime)) return 'text';
   return undefined;
 }
@@ -57,7 +66,8 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): TypedToo
     risk: { reads: true, writes: true },
     description:
       "Show a file of this session inline in the user's chat (image, Markdown, HTML in a sandboxed " +
-      'frame, plain text, PDF). Share a local file with share_file first, then publish it by name.',
+      'frame, plain text, PDF, an STL model in a 3D viewer). Share a local file with share_file ' +
+      'first, then publish it by name.',
     parameters,
     async execute(params, ctx) {
       const name = params.name.trim();
@@ -86,7 +96,7 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): TypedToo
       const kind: PublishedKind | undefined = params.kind ?? guessed;
       if (!kind) {
         return fail(
-          `"${name}" is ${mime}, which cannot be shown inline (images, Markdown, HTML, text and PDF can). ` +
+          `"${name}" is ${mime}, which cannot be shown inline (images, Markdown, HTML, text, PDF and STL models can). ` +
             `The user can still download it from ${sessionFileUrl(ctx.sessionId, name)}.`,
         );
       }
@@ -94,6 +104,8 @@ export function createContentPublishTool(deps: ContentPublishToolDeps): TypedToo
         return fail(`"${name}" is ${mime}, not an image; choose another kind or leave "kind" out.`);
       if (kind === 'pdf' && guessed !== 'pdf')
         return fail(`"${name}" is ${mime}, not a PDF; choose another kind or leave "kind" out.`);
+      if (kind === 'model' && guessed !== 'model')
+        return fail(`"${name}" is ${mime}, not an STL model; choose another kind or leave "kind" out.`);
       const title = params.title?.trim() || name;
       const published: PublishedContent = {
         name,

@@ -161,6 +161,7 @@ describe('content_publish', () => {
     await shared('log.txt', 'text');
     await shared('doc.pdf', '%PDF-1.4');
     await shared('pic.png', 'png');
+    await shared('part.stl', 'solid part\nendsolid part\n');
     const md = await publish().execute({ name: 'notes.md', title: 'My notes' }, ctx);
     expect(md.output).toBe('Published "notes.md" for the user to see inline as markdown ("My notes").');
     expect(md.metadata).toEqual({
@@ -186,6 +187,10 @@ describe('content_publish', () => {
     expect((await publish().execute({ name: 'pic.png' }, ctx)).metadata?.published).toMatchObject({
       kind: 'image',
     });
+    expect((await publish().execute({ name: 'part.stl' }, ctx)).metadata?.published).toMatchObject({
+      kind: 'model',
+      mime_type: 'model/stl',
+    });
     const asText = await publish().execute({ name: 'page.html', kind: 'text' }, ctx);
     expect(asText.metadata?.published).toMatchObject({ kind: 'text' });
   });
@@ -202,11 +207,14 @@ describe('content_publish', () => {
     const later = new Date(clock.getTime() + 25 * 3_600_000);
     expect((await publish(later).execute({ name: 'notes.md' }, ctx)).success).toBe(false);
     expect((await publish().execute({ name: 'data.bin' }, ctx)).output).toBe(
-      '"data.bin" is application/octet-stream, which cannot be shown inline (images, Markdown, HTML, text and PDF can). ' +
+      '"data.bin" is application/octet-stream, which cannot be shown inline (images, Markdown, HTML, text, PDF and STL models can). ' +
         'The user can still download it from /sessions/sess1/files/data.bin.',
     );
     expect((await publish().execute({ name: 'notes.md', kind: 'image' }, ctx)).output).toBe(
       '"notes.md" is text/markdown, not an image; choose another kind or leave "kind" out.',
+    );
+    expect((await publish().execute({ name: 'notes.md', kind: 'model' }, ctx)).output).toBe(
+      '"notes.md" is text/markdown, not an STL model; choose another kind or leave "kind" out.',
     );
   });
 

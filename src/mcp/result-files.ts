@@ -1,0 +1,91 @@
+/**
+ * The files an MCP tool returns (a `web_view` screenshot, navi-3d's STL model and rendered
+ * views) are kept as session files, so the user can open or download them and the agent can
+ * publish them or hand them to the next tool; the model still sees the images themselves. Each
+ * image and each binary resource of a successful result becomes one file, named by the block's
+ * `_meta["navi/file_name"]`, else by the resource's address, else after the tool and the time.
+ */
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import { extension } from 'mime-types';
+import { safeFileName } from '../machine/fs/mime.js';
+import { FILE_NAME_META_KEY } from '../protocol/mcp-meta.js';
+import type { SessionFile } from '../protocol/rest.js';
+import type { SessionFileWriter } from '../tools/session-file-writer.js';
+import type { ToolContext, ToolResult } from '../tools/types.js';
+
+function stamp(date: Date): string {
+  return date.toISOString().replace(/\..*$/, '').replace(/:/g, '-');
+}
+
+/** The safe name a block asks its file to be saved under, when it names one. */
+export function blockFileName(block: ContentBlock): string | undefined {
+  const named = block._meta?.[FILE_NAME_META_KEY];
+  if (typeof named === 'string') return safeFileName(named);
+  if (block.type !== 'resource') return undefined;
+  const last = block.resource.uri.split(/[/\\]/).pop() ?? '';
+  try {
+    return safeFileName(decodeURIComponent(last));
+  } catch {
+    return safeFileName(last);
+  }
+}
+
+interface ReturnedFile {
+  name: string;
+  data: string;
+}
+
+function returnedFiles(result: CallToolResult, tool: string, now: Date): ReturnedFile[] {
+  const files: ReturnedFile[] = [];
+  for (const block of result.content ?? []) {
+    if (block.type === 'image') {
+      const ext = extension(block.mimeType) || 'bin';
+      files.push({ name: blockFileName(block) ?? `${tool}-${stamp(now)}.${ext}`, data: block.data });
+    } else if (
+      block.type === 'resource' &&
+      'blob' in block.resource &&
+      typeof block.resource.blob === 'string'
+    ) {
+      const ext = (block.resource.mimeType && extension(block.resource.mimeType)) || 'bin';
+      files.push({ name: blockFileName(block) ?? `${tool}-${stamp(now)}.${ext}`, data: block.resource.blob });
+    }
+  }
+  return files;
+}
+
+/**
+ * Saves the files of a successful result and says in its output where each went
+ * (`metadata.shared_files`). A file that cannot be saved is a note, never a failed call.
+ */
+export async function keepResultFiles(
+  converted: ToolResult,
+  raw: CallToolResult,
+  tool: string,
+  writer: SessionFileWriter,
+  ctx: Pick<ToolContext, 'sessionId' | 'signal' | 'isSubagent'>,
+  now: Date = new Date(),
+): Promise<ToolResult> {
+  // A subagent's session lives in memory only: a file there would be unreachable.
+  if (!converted.success || ctx.isSubagent) return converted;
+  const files = returnedFiles(raw, tool, now);
+  if (files.length === 0) return converted;
+  const shared: SessionFile[] = [];
+  const notes: string[] = [];
+  for (const file of files) {
+    try {
+      const saved = await writer.save(ctx.sessionId, file.name, Buffer.from(file.data, 'base64'), ctx.signal);
+      shared.push({ name: saved.name, url: saved.url, size: saved.size, mime_type: saved.mime_type });
+      notes.push(`[Saved "${file.name}" as the session file "${saved.name}" (${saved.url}).]`);
+    } catch (err) {
+      notes.push(
+        `["${file.name}" could not be saved as a session file: ${err instanceof Error ? err.message : String(err)}]`,
+      );
+    }
+  }
+  if (shared.length > 0) notes.push("[content_publish with a session file's name shows it to the user.]");
+  return {
+    ...converted,
+    output: `${converted.output}\n${notes.join('\n')}`,
+    ...(shared.length > 0 ? { metadata: { ...converted.metadata, shared_files: shared } } : {}),
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * Turning MCP results into tool results: the navi-ui envelope read whole, several images for the
+ * model within one budget, binary files named; and the returned files kept as session files
+ * (real SQLite store, real files).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testSettings } from '../config/settings.js';
+import { FILE_NAME_META_KEY } from '../protocol/mcp-meta.js';
+import { createSqliteStores } from '../store/sqlite/index.js';
+import { SessionFileWriter } from '../tools/session-file-writer.js';
+import { tempDir } from './fixtures/harness.js';
+import { convertCallResult } from './result.js';
+import { keepResultFiles } from './result-files.js';
+
+const options = { maxChars: 1000, maxImageChars: 100, naviUi: false };
+const png = (data: string, name?: string) => ({
+  type: 'image' as const,
+  data,
+  mimeType: 'image/png',
+  ...(name ? { _meta: { [FILE_NAME_META_KEY]: name } } : {}),
+});
+const stl = (blob: string, uri = 'navi-3d://files/cube.stl', name?: string) => ({
+  type: 'resource' as const,
+  resource: { uri, mimeType: 'model/stl', blob },
+  ...(name ? { _meta: { [FILE_NAME_META_KEY]: name } } : {}),
+});
+
+describe('the navi-ui envelope', () => {
+  const envelope = (output: string, payload: unknown) =>
+    JSON.stringify({ output, metadata: { ui_component: { component: 'table', payload } } });
+
+  it('is read whole even when it is longer than the text cap', () => {
+    const rows = Array.from({ length: 200 }, (_, i) => ({ n: i }));
+    const result = convertCallResult(
+      { content: [{ type: 'text', text: envelope('Table rendered', { rows }) }] },
+      { ...options, naviUi: true },
+    );
+    expect(result).toEqual({
+      success: true,
+      output: 'Table rendered',
+      metadata: { ui_component: { component: 'table', payload: { rows } } },
+    });
+  });
+
+  it('makes an Error: output a failure, and drops a component too large to keep', () => {
+    const failed = convertCallResult(
+      {
+        content: [{ type: 'text', text: JSON.stringify({ output: 'Error: payload.rows: bad' }) }],
+        isError: true,
+      },
+      { ...options, naviUi: true },
+    );
+    expect(failed).toMatchObject({ success: false, error: 'Error: payload.rows: bad' });
+    const huge = convertCallResult(
+      { content: [{ type: 'text', text: envelope('ok', { blob: 'x'.repeat(2_100_000) }) }] },
+      { ...options, naviUi: true },
+    );
+    expect(huge.metadata).toBeUndefined();
+    expect(huge.output).toMatch(/^ok\n\[UI component of \d+ characters left out: too large to keep\]/);
+  });
+
+  it('is not unwrapped for other servers', () => {
+    const text = envelope('Table rendered', {});
+    expect(convertCallResult({ content: [{ type: 'text', text }] }, options).output).toBe(text);
+  });
+});
+
+describe('images and files of a result', () => {
+  it('shows the model up to four images within one budget and names the rest', () => {
+    const result = convertCallResult(
+      {
+        content: [
+          png('AAAA', 'a-front.png'),
+          png('BBBB'),
+          png('C'.repeat(95)),
+          png('DDDD'),
+          png('EEEE'),
+          png('FFFF'),
+        ],
+      },
+      options,
+    );
+    expect(result.metadata).toEqual({
+      is_image: true,
+      base64: 'AAAA',
+      mime_type: 'image/png',
+      more_images: ['BBBB', 'DDDD', 'EEEE'],
+    });
+    expect(result.output.split('\n')).toEqual([
+      '[image "a-front.png": image/png, 3 bytes]',
+      '[image: image/png, 3 bytes]',
+      '[image (image/png, 95 base64 characters) dropped: over the 100-character limit for the images of one result]',
+      '[image: image/png, 3 bytes]',
+      '[image: image/png, 3 bytes]',
+      '[image (image/png) not shown to the model: at most 4 images are]',
+    ]);
+  });
+
+  it('names a binary resource by its _meta name, else by its address', () => {
+    const result = convertCallResult(
+      {
+        content: [stl('AAAA', 'navi-3d://files/cube.stl', 'bracket.stl'), stl('AAAAAAAA', 'x://a/b%20c.stl')],
+      },
+      options,
+    );
+    expect(result.output).toBe(
+      '[file "bracket.stl" (model/stl, 3 bytes)]\n[file "b c.stl" (model/stl, 6 bytes)]',
+    );
+  });
+});
+
+describe('keepResultFiles', () => {
+  const tmp = tempDir('result-files');
+  const stores = createSqliteStores(join(tmp.dir, 'navi.db'));
+  const settings = testSettings({
+    SESSION_FILES_DIR: join(tmp.dir, 'files'),
+    SESSION_FILES_MAX_SIZE_MB: '1',
+  });
+  const writer = new SessionFileWriter(settings, stores.files);
+  const ctx = { sessionId: 's1', signal: new AbortController().signal, isSubagent: false };
+  afterAll(() => {
+    stores.close();
+    tmp.remove();
+  });
+
+  const raw: CallToolResult = {
+    content: [
+      { type: 'text', text: 'Compiled.' },
+      stl(Buffer.from('solid a').toString('base64'), 'navi-3d://files/model.stl', 'cube.stl'),
+      png(Buffer.from('front').toString('base64'), '../../etc/cube-front.png'),
+    ],
+  };
+
+  it('saves every image and binary resource under its safe name and lists them', async () => {
+    const kept = await keepResultFiles(convertCallResult(raw, options), raw, 'compile_scad', writer, ctx);
+    const files = kept.metadata?.shared_files as {
+      name: string;
+      url: string;
+      mime_type: string;
+      size: number;
+    }[];
+    expect(files.map((f) => [f.name, f.mime_type, f.size])).toEqual([
+      ['cube.stl', 'model/stl', 7],
+      ['etc_cube-front.png', 'image/png', 5],
+    ]);
+    expect(files[0]?.url).toBe('/sessions/s1/files/cube.stl');
+    expect(readFileSync(join(tmp.dir, 'files', 's1', 'cube.stl'), 'utf8')).toBe('solid a');
+    expect(await stores.files.get('s1', 'etc_cube-front.png')).toMatchObject({ size: 5 });
+    expect(kept.output).toContain(
+      '[Saved "cube.stl" as the session file "cube.stl" (/sessions/s1/files/cube.stl).]',
+    );
+    expect(kept.metadata).toMatchObject({ is_image: true });
+
+    // The same names again: numbered, never overwritten.
+    const again = await keepResultFiles(convertCallResult(raw, options), raw, 'compile_scad', writer, ctx);
+    expect((again.metadata?.shared_files as { name: string }[] | undefined)?.map((f) => f.name)).toEqual([
+      'cube (1).stl',
+      'etc_cube-front (1).png',
+    ]);
+  });
+
+  it('names an unnamed file after the tool and the time', async () => {
+    const unnamed: CallToolResult = { content: [png(Buffer.from('x').toString('base64'))] };
+    const kept = await keepResultFiles(
+      convertCallResult(unnamed, options),
+      unnamed,
+      'web_view',
+      writer,
+      ctx,
+      new Date('2026-11-25T10:20:30Z'),
+    );
+    expect(kept.metadata?.shared_files).toMatchObject([{ name: 'web_view-2026-11-25T10-20-30.png' }]);
+  });
+
+  it('keeps nothing of a failed call or a subagent, and notes a file over the size limit', async () => {
+    const failed = { ...raw, isError: true };
+    expect(
+      (await keepResultFiles(convertCallResult(failed, options), failed, 't', writer, ctx)).metadata
+        ?.shared_files,
+    ).toBeUndefined();
+    const sub = await keepResultFiles(convertCallResult(raw, options), raw, 't', writer, {
+      ...ctx,
+      isSubagent: true,
+    });
+    expect(sub.metadata?.shared_files).toBeUndefined();
+    const big: CallToolResult = {
+      content: [stl(Buffer.alloc(1024 * 1024 + 1).toString('base64'), 'x://big.stl')],
+    };
+    const kept = await keepResultFiles(
+      convertCallResult(big, { ...options, maxChars: 100 }),
+      big,
+      't',
+      writer,
+      ctx,
+    );
+    expect(kept.success).toBe(true);
+    expect(kept.metadata?.shared_files).toBeUndefined();
+    expect(kept.output).toContain(
+      '"big.stl" could not be saved as a session file: The file is 1048577 bytes, over the session file limit of 1 MB',
+    );
+  });
+});
