@@ -70,6 +70,7 @@ export const errorTable = {
   VAULT_UNAVAILABLE: { status: 503, message: 'The vault file cannot be read or written' },
   FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
   RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },
+  FORM_ALREADY_SUBMITTED: { status: 409, message: 'That form was already submitted' },
   PAIRING_CODE_USED: {
     status: 409,
     message: 'That pairing code has already been used; run `navi pair` for a new one',

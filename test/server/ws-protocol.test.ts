@@ -173,6 +173,24 @@ describe('client frames', () => {
     await client.close();
   });
 
+  it('a form is submitted once: the second submission is refused, another form is not', async () => {
+    const id = await server.createSession();
+    const client = await EventClient.connect(server.wsUrl(id));
+    client.send({ type: 'form_submit', form_id: 'once', values: { city: 'Oslo' } });
+    await client.waitForRunEnd();
+    const runs = agent.calls.length;
+    const before = client.events.length;
+    client.send({ type: 'form_submit', form_id: 'once', values: { city: 'Bergen' } });
+    const refused = await client.waitFor((e) => e.type === 'error', 5000, before);
+    expect(refused).toMatchObject({ code: 'FORM_ALREADY_SUBMITTED', recoverable: true });
+    expect(refused.type === 'error' && refused.message).toContain('"once" was already submitted');
+    expect(agent.calls.length).toBe(runs);
+    client.send({ type: 'form_submit', form_id: 'other', values: {} });
+    await client.waitForRunEnd(client.events.length);
+    expect(agent.calls.at(-1)?.input.formSubmit).toEqual({ form_id: 'other', values: {} });
+    await client.close();
+  });
+
   it('a second message during a run gets a recoverable error; REST gets 409', async () => {
     const id = await server.createSession();
     const release = gate();

@@ -15,6 +15,7 @@ import { accessProblem, originAllowed } from '../auth.js';
 import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, errorTable } from '../errors.js';
+import { FormSubmissions } from '../form-submissions.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { parseClientFrame } from './client-frame.js';
@@ -37,6 +38,7 @@ interface Refusal {
 export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = async (app, options) => {
   const { services, runs, files, maxClientFrameBytes } = options;
   const refusals = new WeakMap<FastifyRequest, Refusal>();
+  const forms = new FormSubmissions(services.kv);
   const consenting = new WeakSet<FastifyRequest>();
 
   async function check(request: FastifyRequest<{ Params: { id: string } }>): Promise<Refusal | undefined> {
@@ -105,12 +107,22 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           socket.close(CLOSE_UNKNOWN_SESSION, 'unknown session');
           return;
         }
-        const input =
-          command.type === 'message'
-            ? await userMessageInput(sessionId, command, files)
-            : formSubmitInput(command.form_id, command.values);
-        // The socket is already watching the session, so it receives the run from its first event.
-        runs.start(sessionId, input);
+        if (command.type === 'message') {
+          // The socket is already watching the session, so it receives the run from its first event.
+          runs.start(sessionId, await userMessageInput(sessionId, command, files));
+          return;
+        }
+        if (!(await forms.claim(sessionId, command.form_id)))
+          return subscriber.sendError(
+            `The form "${command.form_id}" was already submitted; ask the agent for a new form to change the answer.`,
+            'FORM_ALREADY_SUBMITTED',
+          );
+        try {
+          runs.start(sessionId, formSubmitInput(command.form_id, command.values));
+        } catch (err) {
+          await forms.release(sessionId, command.form_id);
+          throw err;
+        }
       };
 
       socket.on('message', (data: RawData) => {
