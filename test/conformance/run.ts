@@ -1,5 +1,5 @@
 /**
- * `npm run conformance`: starts each shipped MCP server (navi-web, gnexus-creds) as Streamable
+ * `npm run conformance`: starts each shipped MCP server (navi-web, gnexus-creds, navi-ui…) as Streamable
  * HTTP on a free loopback port, runs the server scenarios of @modelcontextprotocol/conformance
  * against it, and compares the failures with the server's baseline (`<server>.baseline.yml`).
  * Exit code 1 on any failure a baseline does not list; baseline entries that pass now are named
@@ -33,6 +33,7 @@ const targets: Target[] = [
     // A new vault, unlocked by a key made for this run, in the run's folder.
     env: (workDir) => ({ NAVI_CWD: workDir, GNEXUS_MASTER_KEY: randomBytes(32).toString('base64') }),
   },
+  { name: 'navi-ui', main: 'src/servers/navi-ui/main.ts', env: () => ({}) },
 ];
 
 /** Starts a server and resolves to its endpoint, from the one line it prints when listening. */
@@ -184,9 +185,19 @@ async function main(): Promise<number> {
     console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
     return 1;
   }
+  // `npm run conformance -- navi-ui` checks only the servers named.
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !targets.some((t) => t.name === name));
+  if (unknown.length > 0) {
+    console.error(
+      `conformance: no shipped server named ${unknown.join(', ')}; known: ${targets.map((t) => t.name).join(', ')}.`,
+    );
+    return 1;
+  }
   let ok = true;
   // One after the other: each run is short, and their output stays apart.
-  for (const target of targets) ok = (await check(target)) && ok;
+  for (const target of targets)
+    if (wanted.length === 0 || wanted.includes(target.name)) ok = (await check(target)) && ok;
   return ok ? 0 : 1;
 }
 
