@@ -4,7 +4,8 @@
  * the session drawn with WebGL; rendered PNG views shown as images.
  */
 import { readFile } from 'node:fs/promises';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import {
@@ -12,6 +13,7 @@ import {
   screenshot,
   sendMessage,
   useWebEnv,
+  type WebEnv,
   waitForIdle,
   waitForText,
 } from './web-harness.js';
@@ -46,6 +48,110 @@ async function columnTexts(page: Page, index: number): Promise<string[]> {
     .getByTestId('ui-table')
     .locator(`tbody tr[data-testid="table-row"] td:nth-child(${index})`)
     .allTextContents();
+}
+
+type Vec = [number, number, number];
+
+/** A binary STL of the given triangles (normals left zero, as many exporters write them). */
+function binaryStl(triangles: [Vec, Vec, Vec][]): Buffer {
+  const out = Buffer.alloc(84 + triangles.length * 50);
+  out.write('navi test model', 0, 'ascii');
+  out.writeUInt32LE(triangles.length, 80);
+  triangles.forEach((triangle, i) => {
+    const at = 84 + i * 50;
+    triangle.forEach((vertex, v) => {
+      vertex.forEach((value, c) => {
+        out.writeFloatLE(value, at + 12 + v * 12 + c * 4);
+      });
+    });
+  });
+  return out;
+}
+
+/** A box of 12 triangles, as OpenSCAD's cube([x, y, z]) writes it. */
+function boxStl(x: number, y: number, z: number): Buffer {
+  const p = (i: number): Vec => [i & 1 ? x : 0, i & 2 ? y : 0, i & 4 ? z : 0];
+  const quads = [
+    [0, 2, 3, 1],
+    [4, 5, 7, 6],
+    [0, 1, 5, 4],
+    [2, 6, 7, 3],
+    [0, 4, 6, 2],
+    [1, 3, 7, 5],
+  ];
+  return binaryStl(
+    quads.flatMap(([a, b, c, d]) => [
+      [p(a ?? 0), p(b ?? 0), p(c ?? 0)],
+      [p(a ?? 0), p(c ?? 0), p(d ?? 0)],
+    ]),
+  );
+}
+
+async function upload(env: WebEnv, sessionId: string, name: string, bytes: Buffer): Promise<number> {
+  const body = new FormData();
+  body.append('file', new Blob([new Uint8Array(bytes)]), name);
+  const response = await fetch(`${env.navi.url}/sessions/${sessionId}/files`, { method: 'POST', body });
+  expect(response.status).toBe(201);
+  const saved = (await response.json()) as { name: string; size: number };
+  expect(saved.name).toBe(name);
+  return saved.size;
+}
+
+interface Picture {
+  width: number;
+  height: number;
+  channels: number;
+  data: Buffer;
+}
+
+/** The viewer's canvas as pixels, the bottom strip (Reset button, hint) left out. */
+async function canvasPixels(canvas: Locator): Promise<Picture> {
+  const png = await canvas.screenshot({ animations: 'disabled' });
+  const meta = await sharp(png).metadata();
+  const height = Math.floor((meta.height ?? 0) * 0.8);
+  const { data, info } = await sharp(png)
+    .extract({ left: 0, top: 0, width: meta.width ?? 0, height })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, channels: info.channels, data };
+}
+
+/** Share of pixels in the model's (accent, blue) colour: the page behind it is grey. */
+function modelShare(picture: Picture): number {
+  let count = 0;
+  const pixels = picture.data.length / picture.channels;
+  for (let i = 0; i < picture.data.length; i += picture.channels) {
+    const r = picture.data[i] ?? 0;
+    const b = picture.data[i + 2] ?? 0;
+    if (b - r > 40) count += 1;
+  }
+  return count / pixels;
+}
+
+/** Standard deviation of the grey level: a flat or empty canvas has next to none. */
+function greyDeviation(picture: Picture): number {
+  const greys: number[] = [];
+  for (let i = 0; i < picture.data.length; i += picture.channels)
+    greys.push(((picture.data[i] ?? 0) + (picture.data[i + 1] ?? 0) + (picture.data[i + 2] ?? 0)) / 3);
+  const mean = greys.reduce((a, b) => a + b, 0) / greys.length;
+  return Math.sqrt(greys.reduce((a, g) => a + (g - mean) ** 2, 0) / greys.length);
+}
+
+/** Mean absolute difference per channel between two pictures of the same size. */
+function difference(a: Picture, b: Picture): number {
+  expect([a.width, a.height]).toEqual([b.width, b.height]);
+  let sum = 0;
+  for (let i = 0; i < a.data.length; i++) sum += Math.abs((a.data[i] ?? 0) - (b.data[i] ?? 0));
+  return sum / a.data.length;
+}
+
+async function expectModelDrawn(viewer: Locator): Promise<Picture> {
+  await viewer.and(viewer.page().locator('[data-state="ready"]')).waitFor();
+  const picture = await canvasPixels(viewer.getByTestId('stl-canvas'));
+  expect(modelShare(picture)).toBeGreaterThan(0.05);
+  expect(greyDeviation(picture)).toBeGreaterThan(20);
+  return picture;
 }
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables and 3D models', () => {
@@ -134,5 +240,160 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await waitForText(page.getByTestId('ui-component-invalid'), 'payload.rows[0].n: must be a number');
     expect(await page.getByTestId('ui-table').count()).toBe(0);
     await page.close();
+  });
+
+  it('draws a shared STL model, turns it by dragging, resets it, and shows the rendered views as images', async () => {
+    const page = await env.newPage();
+    const id = await openNewSession(env, page);
+    const png = (colour: string) =>
+      sharp({ create: { width: 96, height: 64, channels: 3, background: colour } })
+        .png()
+        .toBuffer();
+    const files = [
+      { name: 'box.stl', bytes: boxStl(30, 20, 10), mime_type: 'model/stl' },
+      { name: 'plate.stl', bytes: boxStl(40, 40, 2), mime_type: 'model/stl' },
+      { name: 'box-front.png', bytes: await png('#c0352b'), mime_type: 'image/png' },
+      { name: 'box-top.png', bytes: await png('#1f8a4c'), mime_type: 'image/png' },
+      { name: 'box.scad', bytes: Buffer.from('cube([30, 20, 10]);\n'), mime_type: 'text/plain' },
+    ];
+    const saved = [];
+    for (const file of files)
+      saved.push({
+        name: file.name,
+        mime_type: file.mime_type,
+        size: await upload(env, id, file.name, file.bytes),
+      });
+    env.fake.enqueue(
+      { toolCalls: [{ name: 'save_files', arguments: { files: saved } }] },
+      { text: 'The box is rendered above.' },
+    );
+    await sendMessage(page, 'Make me a box');
+    const shared = page.getByTestId('shared-files');
+    const viewer = shared.getByTestId('stl-viewer');
+    const first = await expectModelDrawn(viewer);
+    await waitForIdle(page);
+    await screenshot(page, 'laptop-light-stl-viewer');
+
+    // Dragging turns the model; Reset brings back the first view exactly.
+    const canvas = viewer.getByTestId('stl-canvas');
+    const box = await canvas.boundingBox();
+    if (!box) throw new Error('the canvas has no size');
+    await page.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.4);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.55, { steps: 8 });
+    await page.mouse.up();
+    const turned = await canvasPixels(canvas);
+    expect(difference(first, turned)).toBeGreaterThan(2);
+    await viewer.getByTestId('stl-reset').click();
+    await page.mouse.move(0, 0);
+    expect(difference(first, await canvasPixels(canvas))).toBeLessThan(0.5);
+
+    // The rendered PNG views are images; the source is a download.
+    const images = shared.getByTestId('shared-image');
+    expect(await images.count()).toBe(2);
+    for (const image of await images.all()) {
+      await image.scrollIntoViewIfNeeded();
+      await expect
+        .poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth))
+        .toBe(96);
+    }
+    expect(await images.first().getAttribute('alt')).toBe('box-front.png');
+    const source = shared.getByTestId('shared-download');
+    expect(await source.textContent()).toBe('box.scad');
+    expect(await source.getAttribute('href')).toBe(`/sessions/${id}/files/box.scad`);
+
+    // One model at a time: the other opens on request, in the same single viewer.
+    await shared.getByRole('button', { name: 'View plate.stl in 3D' }).click();
+    await waitForText(shared.getByTestId('model-current').locator('..'), 'plate.stl');
+    const plate = await expectModelDrawn(shared.getByTestId('stl-viewer'));
+    expect(difference(first, plate)).toBeGreaterThan(2);
+    expect(await shared.getByTestId('stl-canvas').count()).toBe(1);
+
+    // Dark theme: the model takes the dark accent and stays visible.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await expectModelDrawn(shared.getByTestId('stl-viewer'));
+    expect(difference(plate, dark)).toBeGreaterThan(2);
+    await screenshot(page, 'laptop-dark-stl-viewer');
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    // From the stored tool message after a reload.
+    await page.reload();
+    await expectModelDrawn(page.getByTestId('shared-files').getByTestId('stl-viewer'));
+    expect(await page.getByTestId('shared-image').count()).toBe(2);
+    await page.close();
+  });
+
+  it('draws a model published with kind "model"', async () => {
+    const page = await env.newPage();
+    const id = await openNewSession(env, page);
+    await upload(env, id, 'bracket.stl', boxStl(10, 10, 30));
+    env.fake.enqueue(
+      {
+        toolCalls: [
+          { name: 'publish_note', arguments: { name: 'bracket.stl', kind: 'model', title: 'Bracket' } },
+        ],
+      },
+      { text: 'Here is the bracket.' },
+    );
+    await sendMessage(page, 'Show the bracket');
+    const published = page.locator('[data-testid="published"][data-kind="model"]');
+    await expectModelDrawn(published.getByTestId('stl-viewer'));
+    expect(await published.getByTestId('published-caption').textContent()).toBe('Bracket');
+    await page.close();
+  });
+
+  it('says why a model cannot be drawn and offers the download, never an empty box', async () => {
+    const page = await env.newPage();
+    const id = await openNewSession(env, page);
+    await upload(env, id, 'page.stl', Buffer.from('<!doctype html><p>Not a model</p>'));
+    await upload(env, id, 'empty.stl', binaryStl([]));
+    await upload(env, id, 'good.stl', boxStl(5, 5, 5));
+    env.fake.enqueue(
+      {
+        toolCalls: [
+          { name: 'publish_note', arguments: { name: 'page.stl', kind: 'model' } },
+          { name: 'publish_note', arguments: { name: 'empty.stl', kind: 'model' } },
+          { name: 'publish_note', arguments: { name: 'gone.stl', kind: 'model' } },
+        ],
+      },
+      { text: 'Tried.' },
+    );
+    await sendMessage(page, 'Show the broken models');
+    const problems = page.getByTestId('stl-problem');
+    await waitForText(problems, 'page.stl in 3D: the file is not an STL model');
+    await waitForText(problems, 'empty.stl in 3D: the model has no triangles');
+    await waitForText(problems, 'gone.stl in 3D: the server answered 404');
+    const download = page
+      .locator('[data-testid="stl-viewer"]')
+      .first()
+      .getByRole('link', { name: 'Download page.stl' });
+    expect(await download.getAttribute('href')).toBe(`/sessions/${id}/files/page.stl`);
+    await waitForIdle(page);
+    await screenshot(page, 'laptop-light-stl-problems');
+    await page.close();
+
+    // A browser without WebGL is told so, with the download.
+    const noGl = await env.newPage();
+    await noGl.addInitScript(() => {
+      const original = HTMLCanvasElement.prototype.getContext;
+      HTMLCanvasElement.prototype.getContext = function (
+        this: HTMLCanvasElement,
+        kind: string,
+        ...rest: unknown[]
+      ) {
+        if (kind.startsWith('webgl')) return null;
+        return (original as (...args: unknown[]) => unknown).call(this, kind, ...rest);
+      } as typeof original;
+    });
+    const session = await openNewSession(env, noGl);
+    await upload(env, session, 'good.stl', boxStl(5, 5, 5));
+    env.fake.enqueue(
+      { toolCalls: [{ name: 'publish_note', arguments: { name: 'good.stl', kind: 'model' } }] },
+      { text: 'Shown.' },
+    );
+    await sendMessage(noGl, 'Show it');
+    await waitForText(noGl.getByTestId('stl-problem'), 'WebGL');
+    expect(await noGl.getByRole('link', { name: 'Download good.stl' }).count()).toBe(1);
+    await noGl.close();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Everything the browser tests share: the real Navi server (createServices + buildApp on a real
  * port, SQLite in a temporary folder) against the scripted fake LLM server, a few test tools
- * that produce UI components, wait on the test, or need the user's approval, and a headless
- * Debian Chromium driven by playwright-core.
+ * that produce UI components, publish or save session files, wait on the test, or need the
+ * user's approval, and a headless Debian Chromium (WebGL in software) driven by playwright-core.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -75,17 +75,39 @@ function testTools(gate: Gate): ToolDefinition[] {
     {
       name: 'publish_note',
       description: 'Publishes a file of this session for inline viewing (the metadata of content_publish).',
-      parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      parameters: {
+        type: 'object',
+        properties: { name: { type: 'string' }, kind: { type: 'string' }, title: { type: 'string' } },
+        required: ['name'],
+      },
       execute: async (params, ctx) => {
         const name = String(params.name);
         const url = `/sessions/${encodeURIComponent(ctx.sessionId)}/files/${encodeURIComponent(name)}`;
+        const kind = typeof params.kind === 'string' ? params.kind : 'markdown';
+        const mime = kind === 'model' ? 'model/stl' : 'text/markdown';
+        const title = typeof params.title === 'string' ? params.title : 'Our trip';
         return {
           success: true,
           output: `Published ${name}`,
-          metadata: {
-            published: { name, url, kind: 'markdown', mime_type: 'text/markdown', title: 'Our trip' },
-          },
+          metadata: { published: { name, url, kind, mime_type: mime, title } },
         };
+      },
+    },
+    {
+      name: 'save_files',
+      description: 'Reports files of this session as saved by the tool (the shared_files of an MCP result).',
+      parameters: {
+        type: 'object',
+        properties: { files: { type: 'array', items: { type: 'object' } } },
+        required: ['files'],
+      },
+      execute: async (params, ctx) => {
+        const files = params.files as { name: string; size: number; mime_type: string }[];
+        const shared_files = files.map((file) => ({
+          ...file,
+          url: `/sessions/${encodeURIComponent(ctx.sessionId)}/files/${encodeURIComponent(file.name)}`,
+        }));
+        return { success: true, output: `Saved ${files.length} files`, metadata: { shared_files } };
       },
     },
     {
@@ -148,7 +170,8 @@ export async function startWebEnv(): Promise<WebEnv> {
   };
   const browser = await chromium.launch({
     executablePath: findChromium('').path ?? 'chromium',
-    args: HEADLESS_CHROMIUM_ARGS,
+    // WebGL (the 3D viewer) in software: without a GPU, Chromium draws only through SwiftShader.
+    args: [...HEADLESS_CHROMIUM_ARGS, '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
   });
   const pageErrors: string[] = [];
   const env: WebEnv = {
