@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import {
   openNewSession,
+  PHONE,
   screenshot,
   sendMessage,
   useWebEnv,
@@ -395,5 +396,31 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await waitForText(noGl.getByTestId('stl-problem'), 'WebGL');
     expect(await noGl.getByRole('link', { name: 'Download good.stl' }).count()).toBe(1);
     await noGl.close();
+  });
+
+  it('fits a table and a model on a phone-sized screen', async () => {
+    const page = await env.newPage(PHONE);
+    const id = await openNewSession(env, page);
+    await upload(env, id, 'box.stl', boxStl(30, 20, 10));
+    env.fake.enqueue(
+      {
+        toolCalls: [
+          { name: 'render_component', arguments: { component_name: 'table', payload: tablePayload } },
+          { name: 'publish_note', arguments: { name: 'box.stl', kind: 'model', title: 'Box' } },
+        ],
+      },
+      { text: 'Both above.' },
+    );
+    await sendMessage(page, 'Table and box on my phone');
+    await waitForText(page.getByTestId('table-count'), '60 rows');
+    await expectModelDrawn(page.getByTestId('stl-viewer'));
+    await waitForIdle(page);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.getByTestId('ui-table').scrollIntoViewIfNeeded();
+    await screenshot(page, 'phone-light-table');
+    await page.getByTestId('stl-viewer').scrollIntoViewIfNeeded();
+    await screenshot(page, 'phone-light-stl-viewer');
+    await page.close();
   });
 });
