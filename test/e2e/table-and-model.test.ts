@@ -288,6 +288,13 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await viewer.getByTestId('stl-reset').click();
     await page.mouse.move(0, 0);
     expect(difference(first, await canvasPixels(canvas))).toBeLessThan(0.5);
+    // By keyboard too: Shift and an arrow key turn the focused view.
+    await canvas.focus();
+    for (let i = 0; i < 4; i++) await canvas.press('Shift+ArrowLeft');
+    expect(difference(first, await canvasPixels(canvas))).toBeGreaterThan(2);
+    await viewer.getByTestId('stl-reset').click();
+    await canvas.evaluate((element) => (element as HTMLElement).blur());
+    expect(difference(first, await canvasPixels(canvas))).toBeLessThan(0.5);
 
     // The rendered PNG views are images; the source is a download.
     const images = shared.getByTestId('shared-image');

@@ -111,6 +111,8 @@ export function openStlScene(canvas: HTMLCanvasElement, bytes: ArrayBuffer, colo
   scene.add(new AmbientLight(0xffffff, 0.15));
 
   const controls = new OrbitControls(camera, canvas);
+  // With the canvas focused: arrow keys move the model, Shift+arrows turn it.
+  controls.listenToKeyEvents(canvas);
   controls.target.set(0, 0, 0);
   controls.minDistance = radius * 0.2;
   controls.maxDistance = distance * 10;
