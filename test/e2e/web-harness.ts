@@ -146,7 +146,12 @@ export interface WebEnv {
   close(): Promise<void>;
 }
 
-export async function startWebEnv(): Promise<WebEnv> {
+/** Settings on top of the environment's own (e.g. `MCP_SHIPPED_SERVERS: 'true'`). */
+export interface WebEnvOptions {
+  settings?: Record<string, string>;
+}
+
+export async function startWebEnv(options: WebEnvOptions = {}): Promise<WebEnv> {
   const fake = await startFakeLlm();
   fake.setDefault({ text: 'OK.' });
   const dir = tempDir('navi-e2e-');
@@ -164,6 +169,7 @@ export async function startWebEnv(): Promise<WebEnv> {
     CONTEXT_COMPRESSION_ENABLED: 'true',
     CONTEXT_KEEP_RECENT: '1',
     NAVI_SANDBOX: 'off',
+    ...options.settings,
   };
   const start = async (port?: number): Promise<NaviHandle> => {
     return startNavi({ dir, settings, extraTools: testTools(gate), ...(port ? { port } : {}) });
@@ -206,10 +212,11 @@ export async function startWebEnv(): Promise<WebEnv> {
  * after each test the page errors are checked and the fake LLM is reset. The returned object
  * stands for the started environment (it may be used only inside tests and hooks).
  */
-export function useWebEnv(): WebEnv {
+export function useWebEnv(options: WebEnvOptions = {}): WebEnv {
   let started: WebEnv | undefined;
   beforeAll(async () => {
-    started = await startWebEnv();
+    started = await startWebEnv(options);
+    await started.navi.services.mcp?.ready();
   }, 180_000);
   afterAll(async () => {
     await started?.close();
