@@ -1,0 +1,79 @@
+/**
+ * What the three navi-3d tools share: the settings, the session files' root, the one Xvfb,
+ * and the checks every call starts with (is the program there, whose files are these).
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Settings } from '../../config/settings.js';
+import { FixedDir } from '../../machine/fs/fixed-dir.js';
+import { findOpenscad, findXvfb } from '../../machine/system/find-3d-programs.js';
+import { type ToolRequest, toolError } from '../common/tool.js';
+import { type SessionLookup, sessionOf } from './session-folder.js';
+import { XvfbDisplay } from './xvfb.js';
+
+export type Navi3dSettings = Pick<
+  Settings,
+  'OPENSCAD_PATH' | 'XVFB_PATH' | 'OPENSCAD_TIMEOUT_MS' | 'SESSION_FILES_DIR'
+>;
+
+export interface Navi3dContext {
+  settings: Navi3dSettings;
+  /** SESSION_FILES_DIR, resolved against Navi's working folder. */
+  sessionRoot: FixedDir;
+  display: XvfbDisplay;
+  /** Told each OpenSCAD process id (tests watch and cancel runs with it). */
+  onSpawn?: (pid: number) => void;
+}
+
+export function createContext(
+  settings: Navi3dSettings,
+  sessionFilesDir: string,
+  onSpawn?: (pid: number) => void,
+): Navi3dContext {
+  return {
+    settings,
+    sessionRoot: new FixedDir(sessionFilesDir),
+    display: new XvfbDisplay({ program: settings.XVFB_PATH }),
+    ...(onSpawn ? { onSpawn } : {}),
+  };
+}
+
+/** The OpenSCAD executable, or the error result saying it is missing and how to install it. */
+export function openscadOrError(context: Navi3dContext, tool: string): string | CallToolResult {
+  const found = findOpenscad(context.settings);
+  if (found.path) return found.path;
+  return toolError(`${tool} cannot run: ${found.reason} lint_scad still works without it.`);
+}
+
+/** The Xvfb executable, or the error result saying it is missing and how to install it. */
+export function xvfbOrError(context: Navi3dContext, tool: string): string | CallToolResult {
+  const found = findXvfb(context.settings);
+  if (found.path) return found.path;
+  return toolError(`${tool} cannot run: ${found.reason} compile_scad still works without it.`);
+}
+
+export function sessionFor(context: Navi3dContext, request: ToolRequest | undefined): SessionLookup {
+  return sessionOf(request?.meta, context.sessionRoot);
+}
+
+/** A text block, the first of most results. */
+export function text(value: string): { type: 'text'; text: string } {
+  return { type: 'text', text: value };
+}
+
+/**
+ * The handler, with a cancelled call answered as cancelled: what a cancellation interrupts
+ * (a file read, a process) throws, and that is no failure to report as one.
+ */
+export function cancellable<Args>(
+  tool: string,
+  handler: (args: Args, signal: AbortSignal, request?: ToolRequest) => Promise<CallToolResult>,
+): (args: Args, signal: AbortSignal, request?: ToolRequest) => Promise<CallToolResult> {
+  return async (args, signal, request) => {
+    try {
+      return await handler(args, signal, request);
+    } catch (err) {
+      if (signal.aborted) return toolError(`${tool} was cancelled.`);
+      throw err;
+    }
+  };
+}
