@@ -34,6 +34,8 @@ const targets: Target[] = [
     env: (workDir) => ({ NAVI_CWD: workDir, GNEXUS_MASTER_KEY: randomBytes(32).toString('base64') }),
   },
   { name: 'navi-ui', main: 'src/servers/navi-ui/main.ts', env: () => ({}) },
+  // Its session files, should a scenario ever reach them, in the run's folder.
+  { name: 'navi-3d', main: 'src/servers/navi-3d/main.ts', env: (workDir) => ({ NAVI_CWD: workDir }) },
 ];
 
 /** Starts a server and resolves to its endpoint, from the one line it prints when listening. */
