@@ -11,6 +11,7 @@ import { type Settings, SettingsError } from '../config/settings.js';
 import { findChromium } from '../machine/browser/find-chromium.js';
 import { probeBwrap } from '../machine/sandbox/bwrap.js';
 import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
+import { findOpenscad, findXvfb } from '../machine/system/find-3d-programs.js';
 import type { NaviServices } from '../server/services.js';
 import { vaultOptions } from '../vault/index.js';
 
@@ -52,7 +53,7 @@ export async function runDoctor(settings: Settings, logger: Logger, out: Writabl
     }
   }
   results.push(await checkSandbox(settings));
-  if (settings.MCP_SHIPPED_SERVERS) results.push(checkBrowser(settings));
+  if (settings.MCP_SHIPPED_SERVERS) results.push(checkBrowser(settings), ...check3dPrograms(settings));
 
   for (const r of results) out.write(`${mark(r.level)} ${r.name}: ${r.detail}\n`);
   const failed = results.filter((r) => r.level === 'fail').length;
@@ -189,6 +190,27 @@ function checkBrowser(settings: Settings): CheckResult {
     level: 'warn',
     detail: `${chromium.reason} web_view still works, but reads pages with a plain fetch: no JavaScript, no screenshots.`,
   };
+}
+
+/**
+ * navi-3d compiles with OpenSCAD and renders under Xvfb; without them it still starts, and its
+ * tools say what is missing, so either is a warning.
+ */
+export function check3dPrograms(settings: Pick<Settings, 'OPENSCAD_PATH' | 'XVFB_PATH'>): CheckResult[] {
+  const openscad = findOpenscad(settings);
+  const xvfb = findXvfb(settings);
+  return [
+    openscad.available
+      ? { name: 'openscad', level: 'ok', detail: `${openscad.path}, used by compile_scad and render_stl` }
+      : {
+          name: 'openscad',
+          level: 'warn',
+          detail: `${openscad.reason} navi-3d still starts, and lint_scad works; compile_scad and render_stl do not.`,
+        },
+    xvfb.available
+      ? { name: 'xvfb', level: 'ok', detail: `${xvfb.path}, the virtual screen render_stl draws on` }
+      : { name: 'xvfb', level: 'warn', detail: `${xvfb.reason} render_stl does not work without it.` },
+  ];
 }
 
 function mark(level: CheckLevel): string {
