@@ -167,7 +167,7 @@ async function render(
       text(
         [
           `${file}: ${describeStats(stats).join('\n')}`,
-          `${views.length} view${views.length === 1 ? '' : 's'} follow${views.length === 1 ? 's' : ''}, each saved among the session's files: ${views.map((v) => `${stem}-${v}.png`).join(', ')}.`,
+          `${views.length === 1 ? 'One view follows' : `${views.length} views follow, each`} saved among the session's files: ${views.map((v) => `${stem}-${v}.png`).join(', ')}.`,
         ].join('\n'),
       ),
     ];
