@@ -57,10 +57,6 @@ export function stlStem(name: string | undefined, path: string | undefined): str
   return stem || 'model';
 }
 
-function fail(message: string): CallToolResult {
-  return toolError(message);
-}
-
 export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inputSchema> {
   return {
     name: 'compile_scad',
@@ -76,42 +72,42 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
     handler: cancellable('compile_scad', async (args, signal, request) => {
       const { code, path } = args;
       if ((code === undefined) === (path === undefined))
-        return fail(
+        return toolError(
           code === undefined
             ? "Give the OpenSCAD source as code, or the name of a .scad file among the session's files as path."
             : "Give either code or path, not both: code is compiled as it is, path names a .scad file among the session's files.",
         );
       if (code !== undefined && code.trim() === '')
-        return fail('code is empty: give the OpenSCAD source to compile, like cube(10);');
+        return toolError('code is empty: give the OpenSCAD source to compile, like cube(10);');
       if (code !== undefined && code.length > MAX_CODE_CHARS)
-        return fail(
+        return toolError(
           `code is ${code.length} characters; compile_scad takes at most ${MAX_CODE_CHARS}. Split it into .scad files and include them.`,
         );
-      if (code?.includes('\0')) return fail('code contains a NUL character: give OpenSCAD source text.');
+      if (code?.includes('\0')) return toolError('code contains a NUL character: give OpenSCAD source text.');
       const program = openscadOrError(context, 'compile_scad');
       if (typeof program !== 'string') return program;
       const session = sessionFor(context, request);
-      if (session.kind === 'refused') return fail(session.reason);
+      if (session.kind === 'refused') return toolError(session.reason);
 
       let entry: { file: string; source: string; inline?: boolean };
       if (path !== undefined) {
         if (session.kind === 'none')
-          return fail(`compile_scad cannot read ${JSON.stringify(path)}: ${NO_SESSION}`);
+          return toolError(`compile_scad cannot read ${JSON.stringify(path)}: ${NO_SESSION}`);
         try {
           const file = splitRelative(path).join('/');
           if (!file.toLowerCase().endsWith('.scad'))
-            return fail(
+            return toolError(
               `${file} is not a .scad file: compile_scad compiles OpenSCAD sources (.scad). To look at an STL, use render_stl.`,
             );
           const data = await session.folder.read(file, MAX_SOURCE_BYTES, signal);
           if (!data)
-            return fail(
+            return toolError(
               `There is no file ${file} among the session's files. Write it there first, or pass its source as code.`,
             );
-          if (data.includes(0)) return fail(`${file} is not text, so it is not OpenSCAD source.`);
+          if (data.includes(0)) return toolError(`${file} is not text, so it is not OpenSCAD source.`);
           entry = { file, source: data.toString('utf8') };
         } catch (err) {
-          if (err instanceof FileRefused) return fail(`compile_scad cannot read it: ${err.message}`);
+          if (err instanceof FileRefused) return toolError(`compile_scad cannot read it: ${err.message}`);
           throw err;
         }
       } else entry = { file: 'code.scad', source: code!, inline: true };
@@ -119,7 +115,7 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
       const stem = stlStem(args.name, path);
       const gathered = await gatherSources(entry, session, signal);
       if (gathered.fileProblems.length > 0)
-        return fail(
+        return toolError(
           [
             'compile_scad did not run OpenSCAD: the code names files it may not or cannot read.',
             ...formatProblems(gathered.fileProblems, [entry.file]),
@@ -154,16 +150,16 @@ async function compile(
         ...(context.onSpawn ? { onSpawn: context.onSpawn } : {}),
       });
     } catch (err) {
-      return fail(
+      return toolError(
         `OpenSCAD (${program}) could not be started: ${(err as Error).message}. Check OPENSCAD_PATH.`,
       );
     }
-    if (run.aborted) return fail('compile_scad was cancelled; OpenSCAD was stopped.');
+    if (run.aborted) return toolError('compile_scad was cancelled; OpenSCAD was stopped.');
     const said = `${run.stderr}\n${run.stdout}`;
     const messages = openscadMessages(said, workspace);
     const heard = messages.length > 0 ? ['OpenSCAD said:', ...messages] : [];
     if (run.timedOut)
-      return fail(
+      return toolError(
         [
           `OpenSCAD did not finish within ${seconds(timeout)} (OPENSCAD_TIMEOUT_MS) and was stopped. Make the model cheaper: lower $fn, avoid minkowski() and hull() over detailed shapes, use fewer boolean operations; or ask the person to raise OPENSCAD_TIMEOUT_MS.`,
           ...heard,
@@ -171,37 +167,38 @@ async function compile(
       );
     const empty = emptiness(said);
     if (empty === 'empty')
-      return fail(
+      return toolError(
         [
           `The model is empty: OpenSCAD's top-level object has no geometry, so there is no STL. Call a module at the top level of ${entry.file} (defining one is not enough), and check that difference() does not remove everything.`,
           ...heard,
         ].join('\n'),
       );
     if (empty === 'not-3d')
-      return fail(
+      return toolError(
         [
           'The model is 2D (square, circle, polygon, text…), and an STL holds 3D shapes: extrude it, e.g. linear_extrude(height = 5) { … }.',
           ...heard,
         ].join('\n'),
       );
     if (run.exitCode !== 0)
-      return fail(
+      return toolError(
         [
           `OpenSCAD could not compile ${entry.file} (exit code ${run.exitCode ?? run.signal}). Fix the errors below (each names its file and line), then compile again.`,
           ...(heard.length > 0 ? heard : ['OpenSCAD gave no message.']),
         ].join('\n'),
       );
     const stl = await readFile(output).catch(() => undefined);
-    if (!stl) return fail(['OpenSCAD finished but wrote no STL.', ...heard].join('\n'));
+    if (!stl) return toolError(['OpenSCAD finished but wrote no STL.', ...heard].join('\n'));
     if (stl.length > MAX_STL_BYTES)
-      return fail(
+      return toolError(
         `The STL is ${stl.length} bytes, more than the ${MAX_STL_BYTES} bytes compile_scad can hand back. Use fewer facets (lower $fn, $fa, $fs) or split the model into parts.`,
       );
     let stats: ReturnType<typeof parseStl>;
     try {
       stats = parseStl(stl);
     } catch (err) {
-      if (err instanceof StlError) return fail(`OpenSCAD wrote an STL navi-3d cannot read: ${err.message}.`);
+      if (err instanceof StlError)
+        return toolError(`OpenSCAD wrote an STL navi-3d cannot read: ${err.message}.`);
       throw err;
     }
     const fileName = `${stem}.stl`;

@@ -50,10 +50,6 @@ const inputSchema = {
     .describe(`Up to ${MAX_VIEWS} of: ${VIEW_NAMES.join(', ')}. Default: ${DEFAULT_VIEWS.join(', ')}.`),
 };
 
-function fail(message: string): CallToolResult {
-  return toolError(message);
-}
-
 /** The views asked for, each once, or the message saying what is wrong with the list. */
 function chosenViews(views: readonly string[] | undefined): ViewName[] | string {
   if (views === undefined) return DEFAULT_VIEWS;
@@ -81,15 +77,15 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
     },
     handler: cancellable('render_stl', async (args, signal, request) => {
       const views = chosenViews(args.views);
-      if (typeof views === 'string') return fail(views);
+      if (typeof views === 'string') return toolError(views);
       const openscad = openscadOrError(context, 'render_stl');
       if (typeof openscad !== 'string') return openscad;
       const xvfb = xvfbOrError(context, 'render_stl');
       if (typeof xvfb !== 'string') return xvfb;
       const session = sessionFor(context, request);
-      if (session.kind === 'refused') return fail(session.reason);
+      if (session.kind === 'refused') return toolError(session.reason);
       if (session.kind === 'none')
-        return fail(
+        return toolError(
           `render_stl cannot read ${JSON.stringify(args.path).slice(0, 200)}: ${NO_SESSION.replace(' Pass the OpenSCAD source itself as code, without includes.', '')}`,
         );
       let file: string;
@@ -97,26 +93,26 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
       try {
         file = splitRelative(args.path).join('/');
         if (!file.toLowerCase().endsWith('.stl'))
-          return fail(
+          return toolError(
             `${file} is not an .stl file: render_stl renders STL files. Compile a .scad file with compile_scad first, then render the STL it makes.`,
           );
         stl = await session.folder.read(file, MAX_RENDER_STL_BYTES, signal);
       } catch (err) {
-        if (err instanceof FileRefused) return fail(`render_stl cannot read it: ${err.message}`);
+        if (err instanceof FileRefused) return toolError(`render_stl cannot read it: ${err.message}`);
         throw err;
       }
       if (!stl)
-        return fail(
+        return toolError(
           `There is no file ${file} among the session's files. Compile one with compile_scad, or use the name it was saved under.`,
         );
       let stats: ReturnType<typeof parseStl>;
       try {
         stats = parseStl(stl);
       } catch (err) {
-        if (err instanceof StlError) return fail(`${file} cannot be rendered: ${err.message}.`);
+        if (err instanceof StlError) return toolError(`${file} cannot be rendered: ${err.message}.`);
         throw err;
       }
-      if (stats.triangles === 0) return fail(`${file} holds no triangles: there is nothing to see.`);
+      if (stats.triangles === 0) return toolError(`${file} holds no triangles: there is nothing to see.`);
       return render(context, openscad, file, stl, stats, views, signal);
     }),
   };
@@ -146,21 +142,21 @@ async function render(
     try {
       display = await context.display.acquire(signal);
     } catch (err) {
-      if (signal.aborted) return fail('render_stl was cancelled.');
-      if (err instanceof XvfbError) return fail(`render_stl needs a virtual screen, and ${err.message}`);
+      if (signal.aborted) return toolError('render_stl was cancelled.');
+      if (err instanceof XvfbError) return toolError(`render_stl needs a virtual screen, and ${err.message}`);
       throw err;
     }
     const shots = await Promise.all(
       views.map((view) => shoot(context, program, workspace, view, display, deadline, signal)),
     );
-    if (signal.aborted) return fail('render_stl was cancelled; OpenSCAD was stopped.');
+    if (signal.aborted) return toolError('render_stl was cancelled; OpenSCAD was stopped.');
     const failed = shots.find((s) => 'error' in s);
     if (failed && 'error' in failed) {
       if (failed.timedOut)
-        return fail(
+        return toolError(
           `Rendering ${file} did not finish within ${seconds(timeout)} (OPENSCAD_TIMEOUT_MS) and was stopped. A model this detailed renders slowly: ask for fewer views, or make the model lighter.`,
         );
-      return fail(`OpenSCAD could not render ${file}: ${failed.error}`);
+      return toolError(`OpenSCAD could not render ${file}: ${failed.error}`);
     }
     const stem = posix.basename(file).replace(/\.stl$/i, '');
     const content: ContentBlock[] = [
