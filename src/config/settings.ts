@@ -193,7 +193,7 @@ const variables = {
   // a path), and how long one compile or render call may take before OpenSCAD is killed.
   OPENSCAD_PATH: [nonEmpty, 'openscad'],
   XVFB_PATH: [nonEmpty, 'Xvfb'],
-  OPENSCAD_TIMEOUT_MS: [int(500, 3_600_000), '120000'],
+  OPENSCAD_TIMEOUT_MS: [int(500, 3_600_000), '100000'],
   MEMORY_EXTRACTION_IDLE_MINUTES: [num(0, 1_000_000), '30'],
   // Recalls: how many may wait per session, and how long a chain of recalls scheduled by
   // recall runs may grow before scheduling from a recall is refused.
