@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
 import { guardedRequest, type ResolverFn } from '../../machine/net/guarded-request.js';
+import { untilAborted } from '../common/abortable.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
 import { untrusted } from '../common/untrusted.js';
 import { BrowserPool, type ChromiumStatus } from './browser.js';
@@ -488,7 +489,8 @@ export function webViewTool(deps: WebViewDeps): WebViewTool {
         if (offset > 0 && !args.screenshot && cached && Date.now() - cached.at < CACHE_TTL_MS)
           page = cached.page;
         else {
-          page = await view(url, args.screenshot ?? false, signal);
+          // The call answers the moment it is cancelled; the page is closed behind it.
+          page = await untilAborted(view(url, args.screenshot ?? false, signal), signal);
           if (page.text.length > maxChars) remember(key, page);
         }
         return present(page, url.href, offset, maxChars);
