@@ -211,6 +211,14 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
         { code: 'include </etc/passwd>\ncube(1);' },
         /line 1: include <\/etc\/passwd> is outside the session's files/,
       ],
+      [
+        { code: `include\n<${join(root, 'outside.scad')}>\ncube(1);` },
+        /line 1: include <.*outside\.scad> is outside the session's files/,
+      ],
+      [
+        { code: `include <x\n${join(root, 'outside.scad')}>\ncube(1);` },
+        /line 1: include <x\\n.*outside\.scad> contains control characters/,
+      ],
       [{ code: 'import(file = "../../x.stl");' }, /uses "\.\.", which leaves the session's folder/],
       [{ code: 'include <linked.scad>' }, /linked\.scad is a symbolic link/],
       [

@@ -120,11 +120,24 @@ export function lex(source: string): Lexed {
       while (j < n && isIdentPart(source[j]!)) j++;
       const word = source.slice(i, j);
       if (word === 'include' || word === 'use') {
-        // OpenSCAD reads `include <file>` as one token: the name runs to the `>` on that line.
-        const rest = /^[ \t]*<([^>\n]*)>/.exec(source.slice(j, j + 4200));
-        if (rest) {
-          tokens.push({ kind: word, text: rest[1]!.trim(), line });
-          i = j + rest[0].length;
+        // Cut exactly as OpenSCAD cuts it, or OpenSCAD would open a file this check never saw:
+        // spaces, tabs and line breaks may stand before the `<`, and the name runs to the next
+        // `>` however far, across lines (a name with a line break in it is refused later).
+        let k = j;
+        while (k < n && ' \t\r\n'.includes(source[k]!)) k++;
+        if (source[k] === '<') {
+          const close = source.indexOf('>', k + 1);
+          const start = line;
+          const end = close === -1 ? n : close + 1;
+          for (let m = j; m < end; m++) if (source[m] === '\n') line++;
+          i = end;
+          // Unclosed, OpenSCAD stops with an error and includes nothing.
+          if (close === -1)
+            problems.push({
+              line: start,
+              message: `this ${word} <… is never closed: end the file name with >, as in ${word} <parts.scad>`,
+            });
+          else tokens.push({ kind: word, text: source.slice(k + 1, close).trim(), line: start });
           continue;
         }
       }

@@ -176,6 +176,24 @@ describe('lint_scad', () => {
     expect(await problems('import("\\x2e\\x2e/secret.stl");\n')).toEqual([
       expect.stringMatching(/without backslash escapes/),
     ]);
+    // OpenSCAD takes a line break before the `<` and a name running over lines; so does the check.
+    expect(await problems('cube(1);\ninclude\n</etc/passwd>\n')).toEqual([
+      expect.stringMatching(/^code\.scad line 2: include <\/etc\/passwd> is outside the session's files/),
+    ]);
+    expect(await problems('use\r\n  <../x.scad>\n')).toEqual([
+      expect.stringMatching(/^code\.scad line 1: use <\.\.\/x\.scad> uses "\.\."/),
+    ]);
+    expect(await problems('include <x\n/etc/passwd>\ncube(1);\n')).toEqual([
+      'code.scad line 1: include <x\\n/etc/passwd> contains control characters; name the file plainly.',
+    ]);
+    expect(await problems('include <\tparts.scad>\nbracket();\n')).toEqual([]);
+    const long = `include <${'./'.repeat(3000)}../x.scad>\n`;
+    expect(await problems(long)).toEqual([
+      `code.scad line 1: include <${'./'.repeat(40)}…> is 6009 characters long; a path has at most 1024.`,
+    ]);
+    expect(await problems('cube(1);\ninclude <parts.scad\n')).toEqual([
+      'code.scad line 2: this include <… is never closed: end the file name with >, as in include <parts.scad>',
+    ]);
     expect(await problems('include <nothere.scad>\n')).toEqual([
       "code.scad line 1: include <nothere.scad>: there is no such file among the session's files. Write it there first, or put its code into this file.",
     ]);

@@ -101,8 +101,8 @@ export async function gatherSources(
     for (const ref of current.references) {
       signal?.throwIfAborted();
       const at = (message: string) => fileProblems.push({ file: current.file, line: ref.line, message });
-      const named =
-        ref.kind === 'import' ? `${ref.via} of ${JSON.stringify(ref.path)}` : `${ref.via} <${ref.path}>`;
+      const shown = JSON.stringify(ref.path.length > 80 ? `${ref.path.slice(0, 80)}…` : ref.path);
+      const named = ref.kind === 'import' ? `${ref.via} of ${shown}` : `${ref.via} <${shown.slice(1, -1)}>`;
       if (ref.escaped) {
         at(`${named}: write the file name without backslash escapes`);
         continue;
