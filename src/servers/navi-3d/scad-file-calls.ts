@@ -32,12 +32,7 @@ export function includesOf(tokens: readonly Token[]): FileReference[] {
 }
 
 /** Sorts the value given as a call's file argument into a reference or a computed name. */
-export function fileArgument(
-  out: FileCalls,
-  callee: string,
-  value: readonly Token[],
-  mayBeOther: boolean,
-): void {
+function fileArgument(out: FileCalls, callee: string, value: readonly Token[], mayBeOther: boolean): void {
   const first = value[0];
   if (!first) return;
   if (value.length === 1 && first.kind === 'string') {
@@ -58,8 +53,9 @@ export function fileArgument(
 }
 
 /**
- * The files that calls read, found from the tokens alone: for code whose brackets do not
- * match, which cannot be parsed but must still not read a file unchecked.
+ * The files that calls read, found from the tokens alone: every `reader(` anywhere, whatever
+ * the statement around it, so code that cannot be parsed (or that the parser reads otherwise
+ * than OpenSCAD) still reads no file unchecked.
  */
 export function scanFileCalls(tokens: readonly Token[]): FileCalls {
   const out: FileCalls = { references: [], computedFiles: [] };

@@ -201,6 +201,10 @@ describe('lint_scad', () => {
     const broken = await problems('import("/etc/passwd");\ncube(1;\n');
     expect(broken).toContain("code.scad line 2: '(' is never closed: add ')'");
     expect(broken.some((p) => /line 1: import\(\) of "\/etc\/passwd" is outside/.test(p))).toBe(true);
+    // And when the statement around it is one the parser gives up on.
+    const skipped = await problems('if (!echo(1) 0) import("/etc/passwd");\n');
+    expect(skipped).toContain("code.scad line 1: expected ')' to close the condition of if, found '0'");
+    expect(skipped.some((p) => /line 1: import\(\) of "\/etc\/passwd" is outside/.test(p))).toBe(true);
   });
 
   it('without a session id, says files cannot be read, and still lints the code', async () => {

@@ -1,12 +1,11 @@
 /**
- * A forgiving reader of OpenSCAD 2021.01's grammar, for lint and for the file check before a
- * compile: it finds the statements, what they define (modules, functions, names), what they
- * call, the files they name (include, use, import, surface…), and where a statement does not
- * end as it should. It stops at nothing: after a problem it skips to the next `;` or `}` and
- * goes on. It expects balanced brackets; check them first (`checkBrackets`).
+ * A forgiving reader of OpenSCAD 2021.01's grammar, for lint: it finds the statements, what
+ * they define (modules, functions, names), what they call, and where a statement does not end
+ * as it should. It stops at nothing: after a problem it skips to the next `;` or `}` and goes
+ * on. It expects balanced brackets; check them first (`checkBrackets`). The files the code
+ * names are not its business: what it skips must not hide one (scad-file-calls.ts).
  */
-import { CHILDLESS_MODULES, FILE_READERS } from './scad-builtins.js';
-import { type FileCalls, fileArgument } from './scad-file-calls.js';
+import { CHILDLESS_MODULES } from './scad-builtins.js';
 import type { LexProblem, Token } from './scad-lexer.js';
 
 export interface Call {
@@ -14,8 +13,8 @@ export interface Call {
   line: number;
 }
 
-/** What the code defines and calls; `references` are files read by calls (import, surface…). */
-export interface ParsedScad extends FileCalls {
+/** What the code defines and calls. */
+export interface ParsedScad {
   modules: Set<string>;
   functions: Set<string>;
   /** Every name assigned or bound (parameters, for, let): a call through one is no unknown function. */
@@ -52,8 +51,6 @@ class Parser {
     variables: new Set(),
     moduleCalls: [],
     functionCalls: [],
-    references: [],
-    computedFiles: [],
     problems: [],
   };
 
@@ -299,29 +296,17 @@ class Parser {
 
   /** Arguments of a call, after its `(` up to and including `)`. */
   private args(callee: string, binds: boolean): void {
-    const reader = FILE_READERS.get(callee);
-    let position = 0;
     while (!this.is(')')) {
-      let named: string | undefined;
       if (this.peek()?.kind === 'ident' && this.is('=', 1)) {
-        named = this.next().text;
+        const named = this.next().text;
         this.next();
         if (binds) this.out.variables.add(named);
       }
-      const start = this.i;
       this.expr();
-      if (reader && (named === 'file' || (named === undefined && position === reader.position)))
-        this.fileArgument(callee, start, named === undefined && reader.positionalMayBeOther === true);
-      if (named === undefined) position++;
       if (!this.is(',')) break;
       this.next();
     }
     this.expect(')', `to close the arguments of ${callee}`);
-  }
-
-  /** Records the file a call reads; a name Navi cannot check before the run is a problem. */
-  private fileArgument(callee: string, start: number, mayBeOther: boolean): void {
-    fileArgument(this.out, callee, this.tokens.slice(start, this.i), mayBeOther);
   }
 
   // --- expressions ---

@@ -46,29 +46,22 @@ const MAX_DATA_BYTES = 64 * 1024 * 1024;
 const MAX_FILES = 50;
 const MAX_TOTAL_BYTES = 128 * 1024 * 1024;
 
-/** Reads one source: tokens, brackets, and (when the brackets match) its statements. */
+/**
+ * Reads one source: tokens, brackets, and (when the brackets match) its statements. The files
+ * it names come from the tokens alone, never from the parse: a statement the forgiving parser
+ * gives up on must not hide an import() from the check.
+ */
 export function analyse(file: string, source: string): AnalysedSource {
   const { tokens, problems } = lex(source);
   // An unclosed string or comment swallows the brackets after it: those would only be noise.
   const readProblems = problems.length > 0 ? problems : checkBrackets(tokens);
-  const includes = includesOf(tokens);
-  if (readProblems.length > 0) {
-    // Not parsed; the calls reading files are still found, so OpenSCAD never reads one unchecked.
-    const scanned = scanFileCalls(tokens);
-    return {
-      file,
-      readProblems,
-      references: [...includes, ...scanned.references],
-      computedFiles: scanned.computedFiles,
-    };
-  }
-  const parsed = parseScad(tokens);
+  const calls = scanFileCalls(tokens);
   return {
     file,
     readProblems,
-    parsed,
-    references: [...includes, ...parsed.references],
-    computedFiles: parsed.computedFiles,
+    ...(readProblems.length === 0 ? { parsed: parseScad(tokens) } : {}),
+    references: [...includesOf(tokens), ...calls.references],
+    computedFiles: calls.computedFiles,
   };
 }
 
