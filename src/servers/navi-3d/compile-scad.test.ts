@@ -227,6 +227,15 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
       ],
       [{ code: 'p = "/etc/hostname";\nsurface(p);' }, /surface\(\) must be given its file as a quoted name/],
       [{ code: 'include <notes.txt>' }, /notes\.txt is not an OpenSCAD source file/],
+      [{ code: 'import(filename = "/etc/hostname");' }, /import\(\) of "\/etc\/hostname" is outside/],
+      [
+        { code: 'f = "/etc/passwd";\nrotate_extrude(f) square(1);' },
+        /rotate_extrude\(\) must be given its file as a quoted name/,
+      ],
+      [
+        { code: 'f = "/etc/passwd";\nlinear_extrude(f) square(1);' },
+        /name the height, as in linear_extrude\(height = h\)/,
+      ],
       [{ path: '../x.scad' }, /uses "\.\.", which leaves the session's folder/],
       [{ path: '/etc/passwd' }, /is outside the session's files/],
       [{ path: 'linked.scad' }, /linked\.scad is a symbolic link, and navi-3d does not follow links/],

@@ -123,29 +123,50 @@ export const CHILDLESS_MODULES: ReadonlySet<string> = new Set([
 
 /** Where a call that reads a file takes the file's name. */
 export interface FileArgument {
-  /** Its position when given without `file=`; -1 when it is taken by name only. */
+  /** Its position among the unnamed arguments; -1 when it is taken by name only. */
   position: number;
+  /** The names it may be given by: `file`, and for the import() family `filename` too. */
+  names: readonly string[];
   /**
-   * Whether the positional argument is often not a file at all (`linear_extrude(10)` is a
-   * height): then only a quoted name there is checked, and any other value is let through.
+   * linear_extrude: a number in that position is the height, and OpenSCAD reads a file only
+   * when the value is a string. A plain number is let through; a computed value could be
+   * either, so it is refused like any computed name.
    */
-  positionalMayBeOther?: boolean;
+  numberIsHeight?: boolean;
+  /** What to say when the unnamed argument was probably meant as something else. */
+  positionalHint?: string;
 }
 
+const IMPORT: FileArgument = { position: 0, names: ['file', 'filename'] };
+const LINEAR_EXTRUDE: FileArgument = {
+  position: 0,
+  names: ['file'],
+  numberIsHeight: true,
+  positionalHint:
+    'a computed unnamed first argument may be a file name to OpenSCAD: name the height, as in linear_extrude(height = h)',
+};
+const ROTATE_EXTRUDE: FileArgument = {
+  position: 0,
+  names: ['file'],
+  positionalHint:
+    'OpenSCAD reads an unnamed first argument of rotate_extrude() as a file name, even a number: name the angle, as in rotate_extrude(angle = 90)',
+};
+
 /**
- * Calls that read a file. Navi checks each name before OpenSCAD runs, so (apart from the
- * exception above) the name must be a quoted string, not something computed.
+ * Calls that read a file, each checked against OpenSCAD 2021.01 (`filename =` works for the
+ * import() family only). Navi checks each name before OpenSCAD runs, so (but for a plain
+ * number as linear_extrude's height) it must be a quoted string, not something computed.
  */
 export const FILE_READERS: ReadonlyMap<string, FileArgument> = new Map([
-  ['import', { position: 0 }],
-  ['surface', { position: 0 }],
-  ['import_stl', { position: 0 }],
-  ['import_off', { position: 0 }],
-  ['import_dxf', { position: 0 }],
-  ['dxf_linear_extrude', { position: 0 }],
-  ['dxf_rotate_extrude', { position: 0 }],
-  ['linear_extrude', { position: 0, positionalMayBeOther: true }],
-  ['rotate_extrude', { position: 0, positionalMayBeOther: true }],
-  ['dxf_dim', { position: -1 }],
-  ['dxf_cross', { position: -1 }],
+  ['import', IMPORT],
+  ['import_stl', IMPORT],
+  ['import_off', IMPORT],
+  ['import_dxf', IMPORT],
+  ['surface', { position: 0, names: ['file'] }],
+  ['linear_extrude', LINEAR_EXTRUDE],
+  ['dxf_linear_extrude', LINEAR_EXTRUDE],
+  ['rotate_extrude', ROTATE_EXTRUDE],
+  ['dxf_rotate_extrude', ROTATE_EXTRUDE],
+  ['dxf_dim', { position: -1, names: ['file'] }],
+  ['dxf_cross', { position: -1, names: ['file'] }],
 ]);

@@ -3,7 +3,7 @@
  * argument of each call that reads one (import, surface…). A name given as a quoted string is a
  * reference to check; a name computed at run time cannot be checked, and is listed apart.
  */
-import { FILE_READERS } from './scad-builtins.js';
+import { FILE_READERS, type FileArgument } from './scad-builtins.js';
 import type { LexProblem, Token } from './scad-lexer.js';
 
 /** A file the code names: by `include`/`use`, or as the file argument of a call that reads one. */
@@ -31,8 +31,23 @@ export function includesOf(tokens: readonly Token[]): FileReference[] {
     .map((t) => ({ kind: t.kind as 'include' | 'use', path: t.text, line: t.line, via: t.kind }));
 }
 
+/** A number as written, possibly signed: never a string, so never a file name. */
+function plainNumber(value: readonly Token[]): boolean {
+  const [first, second] = value;
+  if (value.length === 1) return first?.kind === 'number';
+  return (
+    value.length === 2 && first?.kind === 'punct' && '+-'.includes(first.text) && second?.kind === 'number'
+  );
+}
+
 /** Sorts the value given as a call's file argument into a reference or a computed name. */
-function fileArgument(out: FileCalls, callee: string, value: readonly Token[], mayBeOther: boolean): void {
+function fileArgument(
+  out: FileCalls,
+  callee: string,
+  value: readonly Token[],
+  reader: FileArgument,
+  positional: boolean,
+): void {
   const first = value[0];
   if (!first) return;
   if (value.length === 1 && first.kind === 'string') {
@@ -45,10 +60,11 @@ function fileArgument(out: FileCalls, callee: string, value: readonly Token[], m
     });
     return;
   }
-  if (mayBeOther) return;
+  if (positional && reader.numberIsHeight && plainNumber(value)) return;
+  const hint = positional && reader.positionalHint ? `; ${reader.positionalHint}` : '';
   out.computedFiles.push({
     line: first.line,
-    message: `${callee}() must be given its file as a quoted name, like ${callee}("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed`,
+    message: `${callee}() must be given its file as a quoted name, like ${callee}("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed${hint}`,
   });
 }
 
@@ -67,10 +83,11 @@ export function scanFileCalls(tokens: readonly Token[]): FileCalls {
     let arg: Token[] = [];
     let position = 0;
     const endArgument = () => {
-      const named = arg[0]?.kind === 'ident' && arg[1]?.text === '=' ? arg[0].text : undefined;
+      const named =
+        arg[0]?.kind === 'ident' && arg[1]?.kind === 'punct' && arg[1].text === '=' ? arg[0].text : undefined;
       const value = named ? arg.slice(2) : arg;
-      if (named === 'file' || (named === undefined && position === reader.position))
-        fileArgument(out, callee, value, named === undefined && reader.positionalMayBeOther === true);
+      if (named === undefined ? position === reader.position : reader.names.includes(named))
+        fileArgument(out, callee, value, reader, named === undefined);
       if (named === undefined) position++;
       arg = [];
     };

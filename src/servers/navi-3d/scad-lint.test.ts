@@ -173,6 +173,26 @@ describe('lint_scad', () => {
     expect(await problems('import(file = str("/etc/", "passwd"));\n')).toEqual([
       expect.stringMatching(/^code\.scad line 1: import\(\) must be given its file as a quoted name/),
     ]);
+    // import() still takes the deprecated filename =, and reads the file it names.
+    expect(await problems('import(filename = "/etc/passwd");\n')).toEqual([
+      expect.stringMatching(
+        /^code\.scad line 1: import\(\) of "\/etc\/passwd" is outside the session's files/,
+      ),
+    ]);
+    expect(await problems('import_stl(filename = "../x.stl");\n')).toEqual([
+      expect.stringMatching(/^code\.scad line 1: import_stl\(\) of "\.\.\/x\.stl" uses "\.\."/),
+    ]);
+    // An unnamed first argument: a file to rotate_extrude() always, to linear_extrude() when a string.
+    expect(await problems('f = "/etc/passwd";\nlinear_extrude(f) square(1);\n')).toEqual([
+      'code.scad line 2: linear_extrude() must be given its file as a quoted name, like linear_extrude("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed; a computed unnamed first argument may be a file name to OpenSCAD: name the height, as in linear_extrude(height = h)',
+    ]);
+    expect(await problems('rotate_extrude(90) translate([5, 0]) square(1);\n')).toEqual([
+      expect.stringMatching(
+        /^code\.scad line 1: rotate_extrude\(\) must be given its file as a quoted name.*name the angle, as in rotate_extrude\(angle = 90\)$/,
+      ),
+    ]);
+    expect(await problems('linear_extrude(10) square(1);\nlinear_extrude(-2) square(1);\n')).toEqual([]);
+    expect(await problems('h = 3;\nlinear_extrude(height = h) square(1);\n')).toEqual([]);
     expect(await problems('import("\\x2e\\x2e/secret.stl");\n')).toEqual([
       expect.stringMatching(/without backslash escapes/),
     ]);
