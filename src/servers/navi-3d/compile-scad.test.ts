@@ -3,13 +3,14 @@
  * it returns, OpenSCAD's own messages, the files it refuses before running, its time limit
  * and cancellation, and every kind of bad input.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult, EmbeddedResource } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { findProgram, needsProgram } from '../../../test/support/requirements.js';
+import { processGone } from '../../../test/support/processes.js';
+import { needsProgram } from '../../../test/support/requirements.js';
 import { testSettings } from '../../config/settings.js';
 import { FILE_NAME_META_KEY, SESSION_META_KEY } from '../../protocol/mcp-meta.js';
 import { compileScadTool, MAX_CODE_CHARS, stlStem } from './compile-scad.js';
@@ -54,20 +55,6 @@ function stlOf(result: CallToolResult): { block: EmbeddedResource; data: Buffer 
   const block = result.content.find((c) => c.type === 'resource') as EmbeddedResource | undefined;
   if (!block || !('blob' in block.resource)) throw new Error(`no STL in: ${text(result)}`);
   return { block, data: Buffer.from(block.resource.blob, 'base64') };
-}
-
-/** Whether the process is gone: no such process, or dead and waiting to be reaped (a zombie). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
 }
 
 describe('compile_scad input', () => {
@@ -276,7 +263,7 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
       /OpenSCAD did not finish within 1 s \(OPENSCAD_TIMEOUT_MS\) and was stopped/,
     );
     expect(pids).toHaveLength(1);
-    expect(gone(pids[0]!)).toBe(true);
+    expect(processGone(pids[0]!)).toBe(true);
   });
 
   it('stops OpenSCAD when the call is cancelled', async () => {
@@ -290,10 +277,6 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
     const result = await compile.handler({ code: SLOW_MODEL }, cancel.signal, inSession);
     expect(result.isError).toBe(true);
     expect(text(result)).toBe('compile_scad was cancelled; OpenSCAD was stopped.');
-    expect(gone(pids[0]!)).toBe(true);
-  });
-
-  it('the OpenSCAD found is the one on PATH unless OPENSCAD_PATH names another', () => {
-    expect(findProgram('openscad')).toBeTruthy();
+    expect(processGone(pids[0]!)).toBe(true);
   });
 });

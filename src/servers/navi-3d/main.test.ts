@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, EmbeddedResource, ImageContent } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processGone } from '../../../test/support/processes.js';
 import { needsProgram } from '../../../test/support/requirements.js';
 import { FILE_NAME_META_KEY, SESSION_META_KEY } from '../../protocol/mcp-meta.js';
 
@@ -153,11 +154,5 @@ describe.skipIf(!(needsProgram('openscad', 'navi-3d over MCP') && needsProgram('
 
 /** Whether any of `processes` still runs (a zombie counts as ended). */
 function stillRunning(processes: Array<{ pid: number }>): boolean {
-  return processes.some(({ pid }) => {
-    try {
-      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  });
+  return processes.some(({ pid }) => !processGone(pid));
 }

@@ -10,6 +10,7 @@ import type { CallToolResult, EmbeddedResource, ImageContent } from '@modelconte
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { processGone } from '../../../test/support/processes.js';
 import { needsProgram } from '../../../test/support/requirements.js';
 import { testSettings } from '../../config/settings.js';
 import { FILE_NAME_META_KEY, SESSION_META_KEY } from '../../protocol/mcp-meta.js';
@@ -45,20 +46,6 @@ function text(result: CallToolResult): string {
 
 function images(result: CallToolResult): ImageContent[] {
   return result.content.filter((c): c is ImageContent => c.type === 'image');
-}
-
-/** Whether the process is gone: no such process, or dead and waiting to be reaped (a zombie). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
 }
 
 beforeAll(() => {
@@ -190,7 +177,7 @@ describe.skipIf(
     expect(own.display.pid()).toBe(first);
 
     process.kill(first!, 'SIGKILL');
-    await expect.poll(() => gone(first!)).toBe(true);
+    await expect.poll(() => processGone(first!)).toBe(true);
     const after = await render.handler({ path: 'probe.stl', views: ['right'] }, noSignal, inSession);
     expect(after.isError, text(after)).toBeFalsy();
     expect(images(after)).toHaveLength(1);
@@ -200,7 +187,7 @@ describe.skipIf(
 
     await own.display.close();
     expect(own.display.pid()).toBeUndefined();
-    expect(gone(second!)).toBe(true);
+    expect(processGone(second!)).toBe(true);
   });
 
   it('says so when Xvfb cannot start', async () => {
@@ -222,7 +209,7 @@ describe.skipIf(
     const late = await slow.handler({ path: 'probe.stl', views: ['top'] }, noSignal, inSession);
     expect(late.isError).toBe(true);
     expect(text(late)).toMatch(/did not finish within 0\.5 s \(OPENSCAD_TIMEOUT_MS\) and was stopped/);
-    expect(gone(pids[0]!)).toBe(true);
+    expect(processGone(pids[0]!)).toBe(true);
 
     const cancel = new AbortController();
     const cancelled = renderStlTool(
@@ -233,11 +220,11 @@ describe.skipIf(
     );
     const result = await cancelled.handler({ path: 'probe.stl', views: ['top'] }, cancel.signal, inSession);
     expect(text(result)).toMatch(/render_stl was cancelled/);
-    expect(gone(pids[1]!)).toBe(true);
+    expect(processGone(pids[1]!)).toBe(true);
     const children = readFileSync(join(root, 'children'), 'utf8').trim().split('\n').map(Number);
     // The cancelled stand-in may be killed before it starts its child; the timed-out one was not.
     expect(children.length).toBeGreaterThanOrEqual(1);
-    for (const child of children) expect(gone(child)).toBe(true);
+    for (const child of children) expect(processGone(child)).toBe(true);
   });
 
   it('refuses bad paths and files that are not STLs, saying why', async () => {
