@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findExecutable, findOpenscad, findXvfb } from './find-3d-programs.js';
+import { findExecutable, findOpenscad, findXvfb, programIn } from './find-3d-programs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'navi-find-3d-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,6 +22,13 @@ describe('finding OpenSCAD and Xvfb', () => {
     expect(findExecutable('not-executable', bin)).toBeUndefined();
     expect(findExecutable('a-folder', bin)).toBeUndefined();
     expect(findExecutable(join(bin, 'missing'), bin)).toBeUndefined();
+  });
+
+  it('reads a relative path against the folder given, and leaves a name for PATH', () => {
+    expect(programIn('bin/openscad', '/srv/navi')).toBe('/srv/navi/bin/openscad');
+    expect(programIn('./tools/../bin/Xvfb', '/srv/navi')).toBe('/srv/navi/bin/Xvfb');
+    expect(programIn('openscad', '/srv/navi')).toBe('openscad');
+    expect(programIn('/usr/bin/openscad', '/srv/navi')).toBe('/usr/bin/openscad');
   });
 
   it('says what is missing and how to install it', () => {

@@ -27,6 +27,15 @@ function executable(path: string): boolean {
   }
 }
 
+/**
+ * A program setting as seen from `folder`: a relative path (`bin/openscad`) becomes absolute
+ * against it; a bare name stays a name, to be looked up on PATH. A process that does not run
+ * in Navi's working folder (the navi-3d server) reads the setting as Navi and `navi doctor` do.
+ */
+export function programIn(configured: string, folder: string): string {
+  return configured.includes('/') && !isAbsolute(configured) ? resolve(folder, configured) : configured;
+}
+
 /** `configured` when it is a path to an executable, else the first of that name on `searchPath`. */
 export function findExecutable(configured: string, searchPath = process.env.PATH ?? ''): string | undefined {
   if (configured.includes('/')) {

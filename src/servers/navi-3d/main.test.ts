@@ -3,7 +3,7 @@
  * naming Navi's working folder), spoken to over MCP: its tools, the files in its results with
  * their names in `_meta`, the session id Navi sends, and its Xvfb going with it.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -88,6 +88,24 @@ describe('navi-3d as a process', () => {
         call('lint_scad', { code: 'cube(1)\nsphere(1);' }),
       )) as CallToolResult;
       expect(text(linted)).toContain("code.scad line 1: missing ';' after `cube(…)`");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("finds a program named by a relative path in Navi's folder, not its own", async () => {
+    // A stand-in OpenSCAD that only says it ran; the server's own folder has no bin/ of that name.
+    mkdirSync(join(naviCwd, 'bin'), { recursive: true });
+    writeFileSync(
+      join(naviCwd, 'bin', 'stand-in-openscad'),
+      '#!/bin/sh\necho "ERROR: the stand-in ran" >&2\nexit 1\n',
+    );
+    chmodSync(join(naviCwd, 'bin', 'stand-in-openscad'), 0o755);
+    const { client } = await connect({ OPENSCAD_PATH: 'bin/stand-in-openscad' });
+    try {
+      const compiled = (await client.callTool(call('compile_scad', { code: 'cube(1);' }))) as CallToolResult;
+      expect(compiled.isError).toBe(true);
+      expect(text(compiled)).toContain('ERROR: the stand-in ran');
     } finally {
       await client.close();
     }

@@ -6,6 +6,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { Settings } from '../../config/settings.js';
+import { programIn } from '../../machine/system/find-3d-programs.js';
 import { type ShippedToolServer, shippedToolServer } from '../common/run-server.js';
 import { compileScadTool } from './compile-scad.js';
 import { createContext, type Navi3dContext } from './context.js';
@@ -20,8 +21,9 @@ export interface Navi3dServer extends ShippedToolServer {
 }
 
 /**
- * The folder relative paths (SESSION_FILES_DIR) resolve against: Navi's working folder, which
- * Navi passes as NAVI_CWD because it starts the server in the program folder.
+ * The folder relative paths (SESSION_FILES_DIR, OPENSCAD_PATH, XVFB_PATH) resolve against:
+ * Navi's working folder, which Navi passes as NAVI_CWD because it starts the server in the
+ * program folder.
  */
 export function naviCwd(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
   const named = env.NAVI_CWD?.trim();
@@ -33,7 +35,15 @@ export function createNavi3dServer(
   settings: Settings,
   options: { cwd: string; onSpawn?: (pid: number) => void },
 ): Navi3dServer {
-  const context = createContext(settings, resolve(options.cwd, settings.SESSION_FILES_DIR), options.onSpawn);
+  const programs = {
+    OPENSCAD_PATH: programIn(settings.OPENSCAD_PATH, options.cwd),
+    XVFB_PATH: programIn(settings.XVFB_PATH, options.cwd),
+  };
+  const context = createContext(
+    { ...settings, ...programs },
+    resolve(options.cwd, settings.SESSION_FILES_DIR),
+    options.onSpawn,
+  );
   const tools = [lintScadTool(context), compileScadTool(context), renderStlTool(context)];
   return { ...shippedToolServer(NAVI_3D_NAME, tools, () => context.display.close()), context };
 }
