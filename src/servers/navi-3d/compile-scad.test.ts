@@ -38,6 +38,8 @@ beforeAll(() => {
   writeFileSync(join(session, 'notes.txt'), 'not a model\n');
   writeFileSync(join(root, 'outside.scad'), 'cube(99);\n');
   symlinkSync(join(root, 'outside.scad'), join(session, 'linked.scad'));
+  writeFileSync(join(session, 'reaches-out.scad'), `include <${join(root, 'outside.scad')}>\n`);
+  writeFileSync(join(session, 'includes-it.scad'), 'include <reaches-out.scad>\n');
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -205,6 +207,11 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
       [
         { code: `include <x\n${join(root, 'outside.scad')}>\ncube(1);` },
         /line 1: include <x\\n.*outside\.scad> contains control characters/,
+      ],
+      // A file an import() read first is still checked when another file includes it.
+      [
+        { code: 'include <includes-it.scad>\nimport("reaches-out.scad");' },
+        /reaches-out\.scad line 1: include <.*outside\.scad> is outside the session's files/,
       ],
       [{ code: 'import(file = "../../x.stl");' }, /uses "\.\.", which leaves the session's folder/],
       [{ code: 'include <linked.scad>' }, /linked\.scad is a symbolic link/],

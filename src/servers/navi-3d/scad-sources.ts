@@ -151,17 +151,26 @@ export async function gatherSources(
         );
         continue;
       }
-      if (!data) continue; // already read
-      if (files.size >= MAX_FILES || total + data.length > MAX_TOTAL_BYTES) {
+      if (data) {
+        if (files.size >= MAX_FILES || total + data.length > MAX_TOTAL_BYTES) {
+          at(
+            `${named}: the code names more files than navi-3d reads for one call (${MAX_FILES} files, ${MAX_TOTAL_BYTES} bytes)`,
+          );
+          continue;
+        }
+        total += data.length;
+        files.set(found, data);
+      }
+      if (ref.kind === 'import' || seen.has(found)) continue;
+      // Read before for an import() perhaps, but included now: OpenSCAD runs it, so it is checked.
+      const bytes = files.get(found)!;
+      if (bytes.length > MAX_SOURCE_BYTES) {
         at(
-          `${named}: the code names more files than navi-3d reads for one call (${MAX_FILES} files, ${MAX_TOTAL_BYTES} bytes)`,
+          `${named}: ${found} is ${bytes.length} bytes, more than the ${MAX_SOURCE_BYTES} bytes navi-3d reads of a .scad file`,
         );
         continue;
       }
-      total += data.length;
-      files.set(found, data);
-      if (ref.kind === 'import') continue;
-      const text = sourceText(data);
+      const text = sourceText(bytes);
       if (text === undefined || extname(found).toLowerCase() !== '.scad') {
         at(`${named}: ${found} is not an OpenSCAD source file (.scad text); include and use read only those`);
         continue;
