@@ -236,6 +236,25 @@ describe('lint_scad', () => {
     expect(hostile[0]).toMatch(/session id .* is not a plain folder name/);
   });
 
+  it('says where code is nested too deep to read, rather than running out of stack', async () => {
+    const tooDeep = [
+      'code.scad line 1: the code is nested more than 200 levels deep here; lint reads no deeper',
+    ];
+    for (const code of [
+      `x = ${'('.repeat(100_000)}1${')'.repeat(100_000)};`,
+      `x = ${'['.repeat(100_000)}${']'.repeat(100_000)};`,
+      `${'{'.repeat(100_000)}${'}'.repeat(100_000)}`,
+      `${'if (1) '.repeat(50_000)}cube(1);`,
+      `x = [${'each '.repeat(90_000)}[1]];`,
+      `x = 1${' ? 1 : 1'.repeat(50_000)};`,
+    ])
+      expect(await problems(code), code.slice(0, 12)).toEqual(tooDeep);
+    // Long chains that need no nesting are read in full.
+    expect(await problems(`x = ${'-'.repeat(100_000)}1 ${'^ 2 '.repeat(50_000)};\ncube(x);\n`)).toEqual([]);
+    // Ordinary nesting is far from the limit.
+    expect(await problems(`x = ${'('.repeat(150)}1${')'.repeat(150)};\ncube(x);\n`)).toEqual([]);
+  });
+
   it('fails only for code it cannot read: empty, with NUL characters, or too long', async () => {
     for (const [code, message] of [
       ['', /code is empty/],

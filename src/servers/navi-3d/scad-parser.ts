@@ -26,6 +26,12 @@ export interface ParsedScad {
 
 /** Problems reported per file; past this the code is too broken for more to help. */
 const MAX_PROBLEMS = 50;
+/**
+ * Statements, calls, expressions and list elements nested in one another, at most: far more
+ * than code a person writes, and far fewer than would end JavaScript's stack (the parser
+ * recurses), so hostile code gets a problem instead of a crash.
+ */
+const MAX_DEPTH = 200;
 const MODIFIERS = new Set(['!', '#', '%', '*']);
 const BINARY_LEVELS: ReadonlyArray<ReadonlySet<string>> = [
   new Set(['||']),
@@ -45,6 +51,7 @@ export function parseScad(tokens: readonly Token[]): ParsedScad {
 
 class Parser {
   private i = 0;
+  private depth = 0;
   private readonly out: ParsedScad = {
     modules: new Set(),
     functions: new Set(),
@@ -108,6 +115,21 @@ class Parser {
     throw new Skip();
   }
 
+  /** Reads one nested thing, or fails when the nesting is too deep to read safely. */
+  private nested(read: () => void): void {
+    if (this.depth >= MAX_DEPTH)
+      this.fail(
+        this.peek()?.line ?? this.lastLine(),
+        `the code is nested more than ${MAX_DEPTH} levels deep here; lint reads no deeper`,
+      );
+    this.depth++;
+    try {
+      read();
+    } finally {
+      this.depth--;
+    }
+  }
+
   private unexpected(wanted: string): never {
     const t = this.peek();
     if (!t) this.fail(this.lastLine(), `the code ends where ${wanted} was expected`);
@@ -119,7 +141,7 @@ class Parser {
   private statementOrSkip(): void {
     const start = this.i;
     try {
-      this.statement();
+      this.nested(() => this.statement());
     } catch (err) {
       if (!(err instanceof Skip)) throw err;
       this.skipStatement(start);
@@ -222,6 +244,11 @@ class Parser {
   }
 
   private instantiation(): void {
+    this.nested(() => this.call());
+  }
+
+  /** A module call (or an if) with its children. */
+  private call(): void {
     while (this.peek()?.kind === 'punct' && MODIFIERS.has(this.peek()!.text)) this.next();
     const t = this.ident('a module call such as cube(10);');
     if (t.text === 'if') {
@@ -312,6 +339,10 @@ class Parser {
   // --- expressions ---
 
   private expr(): void {
+    this.nested(() => this.expression());
+  }
+
+  private expression(): void {
     const t = this.peek();
     if (t?.kind === 'ident' && this.is('(', 1)) {
       if (t.text === 'let') {
@@ -363,20 +394,17 @@ class Parser {
     }
   }
 
+  /** `a ^ b ^ c`, read as a chain: lint needs no grouping, and a loop needs no stack. */
   private power(): void {
     this.unary();
-    if (this.is('^')) {
+    while (this.is('^')) {
       this.next();
-      this.power();
+      this.unary();
     }
   }
 
   private unary(): void {
-    if (this.is('-') || this.is('+') || this.is('!')) {
-      this.next();
-      this.unary();
-      return;
-    }
+    while (this.is('-') || this.is('+') || this.is('!')) this.next();
     this.postfix();
   }
 
@@ -467,6 +495,10 @@ class Parser {
 
   /** One element of a list: a value, or `for`, `each`, `if` and `let` generating values. */
   private element(): void {
+    this.nested(() => this.generator());
+  }
+
+  private generator(): void {
     const t = this.peek();
     if (t?.kind !== 'ident' || !this.startsComprehension()) {
       this.expr();
