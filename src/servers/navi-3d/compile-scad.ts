@@ -12,7 +12,7 @@ import { FILE_NAME_META_KEY } from '../../protocol/mcp-meta.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
 import { cancellable, type Navi3dContext, openscadOrError, sessionFor, text } from './context.js';
 import { createWorkspace, emptiness, openscadMessages, runOpenscad, seconds } from './openscad.js';
-import { formatProblems, gatherSources } from './scad-sources.js';
+import { formatProblems, gatherSources, MAX_SOURCE_BYTES } from './scad-sources.js';
 import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
 
@@ -23,7 +23,6 @@ export const MAX_CODE_CHARS = 500_000;
  * message from a server.
  */
 export const MAX_STL_BYTES = 10 * 1024 * 1024;
-const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
 const MAX_NAME_CHARS = 80;
 
 const inputSchema = {
@@ -92,7 +91,9 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
       let entry: { file: string; source: string; inline?: boolean };
       if (path !== undefined) {
         if (session.kind === 'none')
-          return toolError(`compile_scad cannot read ${JSON.stringify(path)}: ${NO_SESSION}`);
+          return toolError(
+            `compile_scad cannot read ${JSON.stringify(path).slice(0, 200)}: ${NO_SESSION} Pass the OpenSCAD source itself as code, without includes.`,
+          );
         try {
           const file = splitRelative(path).join('/');
           if (!file.toLowerCase().endsWith('.scad'))

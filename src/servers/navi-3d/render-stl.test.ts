@@ -257,9 +257,10 @@ describe.skipIf(
 
   it('without a session id, or with a hostile one, refuses to read any file', async () => {
     const render = renderStlTool(shared);
-    expect(text(await render.handler({ path: 'probe.stl' }, noSignal, { meta: {} }))).toMatch(
-      /render_stl cannot read "probe\.stl": This call came without a session id/,
-    );
+    const noSession = text(await render.handler({ path: 'probe.stl' }, noSignal, { meta: {} }));
+    expect(noSession).toMatch(/render_stl cannot read "probe\.stl": This call came without a session id/);
+    // Compiling code is the way out for compile_scad; render_stl has none, and says none.
+    expect(noSession).not.toMatch(/as code/);
     expect(text(await render.handler({ path: 'probe.stl' }, noSignal))).toMatch(/without a session id/);
     const hostile = await render.handler({ path: 'probe.stl' }, noSignal, {
       meta: { [SESSION_META_KEY]: '../render-session' },

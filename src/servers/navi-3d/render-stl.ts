@@ -85,9 +85,7 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
       const session = sessionFor(context, request);
       if (session.kind === 'refused') return toolError(session.reason);
       if (session.kind === 'none')
-        return toolError(
-          `render_stl cannot read ${JSON.stringify(args.path).slice(0, 200)}: ${NO_SESSION.replace(' Pass the OpenSCAD source itself as code, without includes.', '')}`,
-        );
+        return toolError(`render_stl cannot read ${JSON.stringify(args.path).slice(0, 200)}: ${NO_SESSION}`);
       let file: string;
       let stl: Buffer | undefined;
       try {

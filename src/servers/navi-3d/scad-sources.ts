@@ -41,7 +41,7 @@ const NO_SESSION_FOR_FILES =
   "this call came without a session id (Navi sends one), so navi-3d cannot read the session's files";
 
 /** Largest .scad file read from the session, and largest other file (an STL to import). */
-const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
+export const MAX_SOURCE_BYTES = 2 * 1024 * 1024;
 const MAX_DATA_BYTES = 64 * 1024 * 1024;
 const MAX_FILES = 50;
 const MAX_TOTAL_BYTES = 128 * 1024 * 1024;

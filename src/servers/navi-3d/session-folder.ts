@@ -89,9 +89,9 @@ export function sessionOf(
   return { kind: 'session', folder: new SessionFolder(root, id) };
 }
 
-/** Why a call without a session id cannot use session files; said wherever one is needed. */
+/** Why a call without a session id cannot use session files; each tool adds what to do instead. */
 export const NO_SESSION =
-  "This call came without a session id (Navi sends one as _meta['navi/session_id']), so navi-3d does not know whose files to use: a path, an include or an import of a session file cannot be read. Pass the OpenSCAD source itself as code, without includes.";
+  "This call came without a session id (Navi sends one as _meta['navi/session_id']), so navi-3d does not know whose files to use: a path, an include or an import of a session file cannot be read.";
 
 export class SessionFolder {
   constructor(
