@@ -224,7 +224,7 @@ describe.skipIf(!needsProgram('openscad', 'navi-3d compile_scad'))('compile_scad
       [{ code: 'import(filename = "/etc/hostname");' }, /import\(\) of "\/etc\/hostname" is outside/],
       [
         { code: 'f = "/etc/passwd";\nrotate_extrude(f) square(1);' },
-        /rotate_extrude\(\) must be given its file as a quoted name/,
+        /rotate_extrude\(\): OpenSCAD reads an unnamed first argument as a file name/,
       ],
       [
         { code: 'f = "/etc/passwd";\nlinear_extrude(f) square(1);' },

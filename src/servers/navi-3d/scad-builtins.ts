@@ -133,7 +133,7 @@ export interface FileArgument {
    * either, so it is refused like any computed name.
    */
   numberIsHeight?: boolean;
-  /** What to say when the unnamed argument was probably meant as something else. */
+  /** What to say instead when the unnamed argument was probably meant as something else. */
   positionalHint?: string;
 }
 
@@ -143,13 +143,13 @@ const LINEAR_EXTRUDE: FileArgument = {
   names: ['file'],
   numberIsHeight: true,
   positionalHint:
-    'a computed unnamed first argument may be a file name to OpenSCAD: name the height, as in linear_extrude(height = h)',
+    'OpenSCAD reads a computed unnamed first argument as a file name when it is a string, which navi-3d cannot check before the run: name the height, as in linear_extrude(height = h)',
 };
 const ROTATE_EXTRUDE: FileArgument = {
   position: 0,
   names: ['file'],
   positionalHint:
-    'OpenSCAD reads an unnamed first argument of rotate_extrude() as a file name, even a number: name the angle, as in rotate_extrude(angle = 90)',
+    'OpenSCAD reads an unnamed first argument as a file name, even a number, which navi-3d cannot check before the run: name the angle, as in rotate_extrude(angle = 90)',
 };
 
 /**

@@ -61,10 +61,12 @@ function fileArgument(
     return;
   }
   if (positional && reader.numberIsHeight && plainNumber(value)) return;
-  const hint = positional && reader.positionalHint ? `; ${reader.positionalHint}` : '';
   out.computedFiles.push({
     line: first.line,
-    message: `${callee}() must be given its file as a quoted name, like ${callee}("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed${hint}`,
+    message:
+      positional && reader.positionalHint
+        ? `${callee}(): ${reader.positionalHint}`
+        : `${callee}() must be given its file as a quoted name, like ${callee}("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed`,
   });
 }
 

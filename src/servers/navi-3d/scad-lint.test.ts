@@ -184,11 +184,11 @@ describe('lint_scad', () => {
     ]);
     // An unnamed first argument: a file to rotate_extrude() always, to linear_extrude() when a string.
     expect(await problems('f = "/etc/passwd";\nlinear_extrude(f) square(1);\n')).toEqual([
-      'code.scad line 2: linear_extrude() must be given its file as a quoted name, like linear_extrude("part.stl"): Navi checks the file before OpenSCAD runs, and cannot check a name that is computed; a computed unnamed first argument may be a file name to OpenSCAD: name the height, as in linear_extrude(height = h)',
+      'code.scad line 2: linear_extrude(): OpenSCAD reads a computed unnamed first argument as a file name when it is a string, which navi-3d cannot check before the run: name the height, as in linear_extrude(height = h)',
     ]);
     expect(await problems('rotate_extrude(90) translate([5, 0]) square(1);\n')).toEqual([
       expect.stringMatching(
-        /^code\.scad line 1: rotate_extrude\(\) must be given its file as a quoted name.*name the angle, as in rotate_extrude\(angle = 90\)$/,
+        /^code\.scad line 1: rotate_extrude\(\): OpenSCAD reads an unnamed first argument as a file name, even a number.*name the angle, as in rotate_extrude\(angle = 90\)$/,
       ),
     ]);
     expect(await problems('linear_extrude(10) square(1);\nlinear_extrude(-2) square(1);\n')).toEqual([]);
