@@ -164,6 +164,15 @@ describe.skipIf(
       'probe-left.png',
       'probe-bottom.png',
     ]);
+    expect(text(result)).toContain(
+      "2 views follow, each saved among the session's files: probe-left.png, probe-bottom.png.",
+    );
+    const one = await renderStlTool(shared).handler(
+      { path: 'probe.stl', views: ['top'] },
+      noSignal,
+      inSession,
+    );
+    expect(text(one)).toContain("One view follows, saved among the session's files: probe-top.png.");
   });
 
   it('keeps one Xvfb for many renders, and starts a new one when it was killed', async () => {

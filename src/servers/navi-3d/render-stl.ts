@@ -161,7 +161,7 @@ async function render(
       text(
         [
           `${file}: ${describeStats(stats).join('\n')}`,
-          `${views.length === 1 ? 'One view follows' : `${views.length} views follow, each`} saved among the session's files: ${views.map((v) => `${stem}-${v}.png`).join(', ')}.`,
+          `${views.length === 1 ? 'One view follows,' : `${views.length} views follow, each`} saved among the session's files: ${views.map((v) => `${stem}-${v}.png`).join(', ')}.`,
         ].join('\n'),
       ),
     ];
