@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type TableColumn, validateUiComponent } from '../../src/protocol/ui-components.js';
 import {
+  cellOf,
   compareCells,
   csvField,
   csvFileName,
@@ -185,5 +186,27 @@ describe('a schema-checked payload', () => {
     expect(table.sortable).toBe(true);
     const sorted = sortRows(table.rows, table.columns, { key: 'n', direction: 'descending' });
     expect(sorted.map((r) => r.t)).toEqual(['a', 'b']);
+  });
+});
+
+describe('a column named like what every object inherits', () => {
+  const inherited: TableColumn[] = [
+    { key: 'constructor', label: 'Constructor', type: 'text' },
+    { key: 'toString', label: 'Text', type: 'text' },
+  ];
+  const built: TableRow[] = [{ constructor: 'Brunel' }, { toString: 'x', constructor: 'Arup' }];
+
+  it('reads a missing cell as empty, not as the inherited function', () => {
+    expect(cellOf(built[0] as TableRow, 'toString')).toBeUndefined();
+    expect(cellOf(built[0] as TableRow, 'constructor')).toBe('Brunel');
+    expect(toCsv(inherited, built)).toBe('\uFEFFConstructor,Text\r\nBrunel,\r\nArup,x\r\n');
+  });
+
+  it('filters and sorts without tripping over it', () => {
+    expect(filterRows(built, inherited, 'function')).toEqual([]);
+    expect(filterRows(built, inherited, '', {})).toHaveLength(2);
+    expect(filterRows(built, inherited, '', { toString: 'x' })).toEqual([built[1]]);
+    const sorted = sortRows(built, inherited, { key: 'toString', direction: 'ascending' });
+    expect(sorted.map((r) => r.constructor)).toEqual(['Arup', 'Brunel']);
   });
 });

@@ -28,6 +28,15 @@ function isEmpty(value: TableCell | undefined): value is null | undefined {
   return value === null || value === undefined || value === '';
 }
 
+/**
+ * The cell of `row` in the column `key`, only when the row holds it: a column may be keyed
+ * "constructor" or "toString", and a row without that cell must read as empty, not as the
+ * function every object inherits under that name.
+ */
+export function cellOf(row: Readonly<TableRow>, key: string): TableCell | undefined {
+  return Object.hasOwn(row, key) ? row[key] : undefined;
+}
+
 /** Milliseconds since 1970 for a date cell; NaN when the text is not a date. */
 function dateValue(value: TableCell): number {
   return typeof value === 'string' ? Date.parse(value) : Number.NaN;
@@ -63,8 +72,8 @@ export function sortRows(rows: readonly TableRow[], columns: readonly TableColum
   if (!sort || !column) return [...rows];
   const sign = sort.direction === 'ascending' ? 1 : -1;
   return [...rows].sort((r1, r2) => {
-    const a = r1[column.key];
-    const b = r2[column.key];
+    const a = cellOf(r1, column.key);
+    const b = cellOf(r2, column.key);
     if (isEmpty(a)) return isEmpty(b) ? 0 : 1;
     if (isEmpty(b)) return -1;
     return sign * compareCells(column.type, a, b);
@@ -105,13 +114,16 @@ export function filterRows(
 ): TableRow[] {
   const needle = query.trim().toLowerCase();
   const perColumn = columns
-    .map((c) => ({ column: c, needle: (columnFilters[c.key] ?? '').trim().toLowerCase() }))
+    .map((c) => ({
+      column: c,
+      needle: (Object.hasOwn(columnFilters, c.key) ? (columnFilters[c.key] ?? '') : '').trim().toLowerCase(),
+    }))
     .filter((f) => f.needle !== '');
   if (needle === '' && perColumn.length === 0) return [...rows];
   return rows.filter(
     (row) =>
-      (needle === '' || columns.some((c) => searchText(c.type, row[c.key]).includes(needle))) &&
-      perColumn.every((f) => searchText(f.column.type, row[f.column.key]).includes(f.needle)),
+      (needle === '' || columns.some((c) => searchText(c.type, cellOf(row, c.key)).includes(needle))) &&
+      perColumn.every((f) => searchText(f.column.type, cellOf(row, f.column.key)).includes(f.needle)),
   );
 }
 
@@ -133,7 +145,7 @@ export function csvField(value: TableCell | undefined): string {
  */
 export function toCsv(columns: readonly TableColumn[], rows: readonly TableRow[]): string {
   const lines = [columns.map((c) => csvField(c.label)).join(',')];
-  for (const row of rows) lines.push(columns.map((c) => csvField(row[c.key])).join(','));
+  for (const row of rows) lines.push(columns.map((c) => csvField(cellOf(row, c.key))).join(','));
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }
 
