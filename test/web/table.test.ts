@@ -132,6 +132,17 @@ describe('displayCell', () => {
     expect(displayCell('number', 1200)).toBe((1200).toLocaleString());
     expect(displayCell('text', 'x')).toBe('x');
   });
+
+  it('keeps every decimal a number was written with, not just three', () => {
+    const locale = (n: number, digits: number) =>
+      n.toLocaleString(undefined, { maximumSignificantDigits: digits });
+    expect(displayCell('number', 0.00042)).toBe(locale(0.00042, 2));
+    expect(displayCell('number', 0.00042)).not.toBe(displayCell('number', 0));
+    expect(displayCell('number', 1234.5678)).toBe(locale(1234.5678, 8));
+    expect(displayCell('number', 1e-7)).toBe(locale(1e-7, 1));
+    expect(displayCell('number', 0.1 + 0.2)).toBe(displayCell('number', 0.3));
+    expect(displayCell('number', 12345678901234568)).toBe((12345678901234568).toLocaleString());
+  });
 });
 
 describe('CSV', () => {

@@ -80,11 +80,22 @@ export function sortRows(rows: readonly TableRow[], columns: readonly TableColum
   });
 }
 
+/**
+ * A number in the reader's locale with every digit it was written with: toLocaleString alone
+ * keeps three decimals, which shows 0.00042 as "0" and 1234.5678 as "1,234.568". Past 15
+ * significant digits a decimal is floating-point noise (0.1 + 0.2), so it is rounded there.
+ */
+function localeNumber(value: number): string {
+  if (Number.isInteger(value)) return value.toLocaleString();
+  const digits = String(Math.abs(value)).replace(/e.*$/, '').replace('.', '').replace(/^0+/, '').length;
+  return value.toLocaleString(undefined, { maximumSignificantDigits: Math.min(Math.max(digits, 1), 15) });
+}
+
 /** What a cell shows: ✓ and — for booleans, nothing for null, numbers in the reader's locale. */
 export function displayCell(type: TableColumnType, value: TableCell | undefined): string {
   if (isEmpty(value)) return '';
   if (typeof value === 'boolean') return value ? '✓' : '—';
-  if (typeof value === 'number' && type === 'number') return value.toLocaleString();
+  if (typeof value === 'number' && type === 'number') return localeNumber(value);
   return String(value);
 }
 
