@@ -8,6 +8,7 @@ import {
   formatSize,
   isSessionFileUrl,
   MAX_STL_BYTES,
+  readModelBytes,
   sharedFilesOf,
   stlProblem,
 } from '../../web/src/lib/shared-files.js';
@@ -79,6 +80,41 @@ describe('isSessionFileUrl', () => {
     expect(isSessionFileUrl('/files/a.stl')).toBe(false);
     expect(isSessionFileUrl('https://example.com/sessions/a.stl')).toBe(false);
     expect(isSessionFileUrl(undefined)).toBe(false);
+  });
+});
+
+/** A body that never ends, counting the chunks anyone pulled from it. */
+function endless(chunk: number): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+  let pulls = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulls += 1;
+      controller.enqueue(new Uint8Array(chunk));
+    },
+  });
+  return { stream, pulled: () => pulls };
+}
+
+describe('readModelBytes', () => {
+  it('returns the whole body of a model within the limit', async () => {
+    const read = await readModelBytes(new Response(new Uint8Array([1, 2, 3, 4, 5])), 8);
+    expect('bytes' in read && [...new Uint8Array(read.bytes)]).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('refuses a body announced over the limit without reading it', async () => {
+    const body = endless(1024);
+    const read = await readModelBytes(
+      new Response(body.stream, { headers: { 'content-length': String(100 * 1024 * 1024) } }),
+    );
+    expect(read).toEqual({ problem: 'the model is 100 MB, more than the 64 MB this view draws' });
+    expect(body.pulled()).toBeLessThanOrEqual(1);
+  });
+
+  it('stops reading a body without a length as soon as it passes the limit', async () => {
+    const body = endless(1000);
+    const read = await readModelBytes(new Response(body.stream), 10_000);
+    expect(read).toEqual({ problem: 'the model is larger than the 9.8 KB this view draws' });
+    expect(body.pulled()).toBeLessThan(20);
   });
 });
 

@@ -73,14 +73,55 @@ export function formatSize(bytes: number): string {
 /** The largest model the viewer draws; beyond it the page would stall, so it offers the download. */
 export const MAX_STL_BYTES = 64 * 1024 * 1024;
 
+function tooLarge(size: number | null, max = MAX_STL_BYTES): string {
+  const what = size === null ? 'larger than' : `${formatSize(size)}, more than`;
+  return `the model is ${what} the ${formatSize(max)} this view draws`;
+}
+
+/**
+ * The body of a model's download, or why the viewer will not hold it: a file announced (by its
+ * Content-Length) or found while reading to be over `max` bytes is dropped there, so a huge
+ * file never sits whole in the page's memory before the size check.
+ */
+export async function readModelBytes(
+  response: Response,
+  max = MAX_STL_BYTES,
+): Promise<{ bytes: ArrayBuffer } | { problem: string }> {
+  const announced = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(announced) && announced > max) {
+    await response.body?.cancel();
+    return { problem: tooLarge(announced, max) };
+  }
+  if (!response.body) return { bytes: await response.arrayBuffer() };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      return { problem: tooLarge(null, max) };
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { bytes: bytes.buffer };
+}
+
 /**
  * Why `bytes` are not an STL the viewer can draw, or null when they are one. A binary STL is an
  * 80-byte header, a triangle count and 50 bytes per triangle, exactly; a text STL begins with
  * `solid` and lists facets. Anything else (an HTML error page, a PNG) is refused before parsing.
  */
 export function stlProblem(bytes: ArrayBuffer): string | null {
-  if (bytes.byteLength > MAX_STL_BYTES)
-    return `the model is ${formatSize(bytes.byteLength)}, more than the ${formatSize(MAX_STL_BYTES)} this view draws`;
+  if (bytes.byteLength > MAX_STL_BYTES) return tooLarge(bytes.byteLength);
   if (bytes.byteLength >= 84) {
     const triangles = new DataView(bytes).getUint32(80, true);
     if (84 + triangles * 50 === bytes.byteLength)
