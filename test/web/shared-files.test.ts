@@ -81,6 +81,18 @@ describe('isSessionFileUrl', () => {
     expect(isSessionFileUrl('https://example.com/sessions/a.stl')).toBe(false);
     expect(isSessionFileUrl(undefined)).toBe(false);
   });
+
+  it('refuses paths the browser would resolve to another address of this server', () => {
+    expect(isSessionFileUrl('/sessions/s%201/files/my%20part.stl')).toBe(true);
+    expect(isSessionFileUrl('/sessions/../files/a.stl')).toBe(false);
+    expect(isSessionFileUrl('/sessions/%2e%2E/api/settings')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/files/..')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/files/.%2e')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/files/a/../../../api/settings')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/files/a.stl?x=1')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/other/a.stl')).toBe(false);
+    expect(isSessionFileUrl('/sessions/s1/files/')).toBe(false);
+  });
 });
 
 /** A body that never ends, counting the chunks anyone pulled from it. */

@@ -18,7 +18,11 @@ export type SharedFileKind = 'model' | 'image' | 'other';
  * page load something from another origin (a tracking pixel, a credentialed fetch elsewhere).
  */
 export function isSessionFileUrl(url: unknown): url is string {
-  return typeof url === 'string' && url.startsWith('/sessions/') && !/[\\\s]/.test(url);
+  if (typeof url !== 'string') return false;
+  const parts = /^\/sessions\/([^/?#\\\s]+)\/files\/([^/?#\\\s]+)$/.exec(url);
+  // The browser resolves a "." or ".." segment (also written %2e) before it fetches:
+  // "/sessions/../files/a" would ask for "/files/a", "/sessions/x/files/.." for a folder.
+  return parts !== null && !parts.slice(1).some((part) => /^(\.|%2e){1,2}$/i.test(part));
 }
 
 function readFile(value: unknown): SharedFile | null {
