@@ -105,4 +105,50 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: navi-u
     expect(await page.getByTestId('ui-form').count()).toBe(0);
     await page.close();
   });
+
+  it('shows the answer another tab gave when a form it still showed open is refused', async () => {
+    const first = await env.newPage();
+    const id = await openNewSession(env, first);
+    env.fake.enqueue(
+      { toolCalls: [{ name: TOOL, arguments: { component_name: 'form', payload: form } }] },
+      { text: 'Fill in the form.' },
+    );
+    await sendMessage(first, 'Book me a table');
+    await first.getByTestId('ui-form').waitFor();
+    await waitForIdle(first);
+    // A second tab on the same session shows the form open as well.
+    const second = await env.newPage();
+    await second.goto(`${env.navi.url}/#/sessions/${id}`);
+    const stale = second.getByTestId('ui-form');
+    await stale.waitFor();
+
+    const booking = first.getByTestId('ui-form');
+    await booking.getByLabel('Guests').fill('2');
+    await booking.getByLabel('Day').fill('2026-12-31');
+    await booking.getByLabel('Area').selectOption('inside');
+    env.fake.enqueue({ text: 'Booked for two inside.' });
+    await booking.getByRole('button', { name: 'Book' }).click();
+    await waitForText(first.getByTestId('assistant-message').last(), 'Booked for two');
+    await waitForText(second.getByTestId('assistant-message').last(), 'Booked for two');
+    await waitForIdle(second);
+    const chats = () => env.fake.requests.filter((r) => r.kind === 'chat').length;
+    const before = chats();
+
+    // The second tab answers too; the server keeps the first answer and says so.
+    await stale.getByLabel('Guests').fill('7');
+    await stale.getByLabel('Day').fill('2027-01-05');
+    await stale.getByLabel('Area').selectOption('terrace');
+    await stale.getByRole('button', { name: 'Book' }).click();
+    await waitForText(second.getByRole('alert'), 'already submitted');
+    // It ends up showing what was kept, not the values it sent.
+    const summary = second.getByTestId('form-summary');
+    await waitForText(summary, 'Inside');
+    const shown = await summary.textContent();
+    expect(shown).toContain('2026-12-31');
+    expect(shown).not.toContain('Terrace');
+    expect(shown).not.toContain('2027-01-05');
+    expect(chats()).toBe(before);
+    await second.close();
+    await first.close();
+  });
 });
