@@ -35,19 +35,24 @@ interface ReturnedFile {
   data: string;
 }
 
+/** The name of a file its block does not name; a server's tool name can hold anything. */
+function fallbackName(tool: string, mimeType: string | undefined, now: Date): string {
+  const ext = (mimeType && extension(mimeType)) || 'bin';
+  return safeFileName(`${tool}-${stamp(now)}.${ext}`) ?? `file-${stamp(now)}.${ext}`;
+}
+
 function returnedFiles(result: CallToolResult, tool: string, now: Date): ReturnedFile[] {
   const files: ReturnedFile[] = [];
   for (const block of result.content ?? []) {
     if (block.type === 'image') {
-      const ext = extension(block.mimeType) || 'bin';
-      files.push({ name: blockFileName(block) ?? `${tool}-${stamp(now)}.${ext}`, data: block.data });
+      files.push({ name: blockFileName(block) ?? fallbackName(tool, block.mimeType, now), data: block.data });
     } else if (
       block.type === 'resource' &&
       'blob' in block.resource &&
       typeof block.resource.blob === 'string'
     ) {
-      const ext = (block.resource.mimeType && extension(block.resource.mimeType)) || 'bin';
-      files.push({ name: blockFileName(block) ?? `${tool}-${stamp(now)}.${ext}`, data: block.resource.blob });
+      const name = blockFileName(block) ?? fallbackName(tool, block.resource.mimeType, now);
+      files.push({ name, data: block.resource.blob });
     }
   }
   return files;

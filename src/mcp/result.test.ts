@@ -175,6 +175,33 @@ describe('keepResultFiles', () => {
     expect(kept.metadata?.shared_files).toMatchObject([{ name: 'web_view-2026-11-25T10-20-30.png' }]);
   });
 
+  it("makes a safe name of a hostile server's tool name for an unnamed file", async () => {
+    const unnamed: CallToolResult = {
+      content: [stl(Buffer.from('solid a').toString('base64'), 'x://models/')],
+    };
+    const when = new Date('2026-11-25T10:20:30Z');
+    const hostile = await keepResultFiles(
+      convertCallResult(unnamed, options),
+      unnamed,
+      '../../.hidden\nname',
+      writer,
+      ctx,
+      when,
+    );
+    expect(hostile.metadata?.shared_files).toMatchObject([{ name: 'hidden_name-2026-11-25T10-20-30.stl' }]);
+    const long = await keepResultFiles(
+      convertCallResult(unnamed, options),
+      unnamed,
+      't'.repeat(5000),
+      writer,
+      ctx,
+      when,
+    );
+    const file = (long.metadata?.shared_files as { name: string }[] | undefined)?.[0];
+    expect(file?.name).toMatch(/^t{100,}\.stl$/);
+    expect(readFileSync(join(tmp.dir, 'files', 's1', file?.name ?? ''), 'utf8')).toBe('solid a');
+  });
+
   it('keeps nothing of a failed call or a subagent, and notes a file over the size limit', async () => {
     const failed = { ...raw, isError: true };
     expect(
