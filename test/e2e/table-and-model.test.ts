@@ -187,6 +187,32 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await page.close();
   });
 
+  it('shows and filters a column named like what every object inherits', async () => {
+    const page = await env.newPage();
+    await openNewSession(env, page);
+    const payload = {
+      columns: [
+        { key: 'constructor', label: 'Builder' },
+        { key: 'toString', label: 'Bridge' },
+      ],
+      rows: [{ constructor: 'Brunel' }, { constructor: 'Arup', toString: 'Millennium' }],
+    };
+    env.fake.enqueue(
+      { toolCalls: [{ name: 'render_component', arguments: { component_name: 'table', payload } }] },
+      { text: 'Builders.' },
+    );
+    await sendMessage(page, 'Bridge builders');
+    const table = page.getByTestId('ui-table');
+    await waitForText(table.getByTestId('table-count'), '2 rows');
+    expect(await columnTexts(page, 2)).toEqual(['', 'Millennium']);
+    await table.getByRole('button', { name: 'By column' }).click();
+    expect(await table.getByLabel('Filter Builder').inputValue()).toBe('');
+    await table.getByLabel('Filter Bridge').fill('mill');
+    await waitForText(table.getByTestId('table-count'), '1 of 2 rows');
+    expect(await columnTexts(page, 1)).toEqual(['Arup']);
+    await page.close();
+  });
+
   it('draws a shared STL model, turns it by dragging, resets it, and shows the rendered views as images', async () => {
     const page = await env.newPage();
     const id = await openNewSession(env, page);

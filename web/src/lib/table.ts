@@ -125,10 +125,12 @@ export function filterRows(
 ): TableRow[] {
   const needle = query.trim().toLowerCase();
   const perColumn = columns
-    .map((c) => ({
-      column: c,
-      needle: (Object.hasOwn(columnFilters, c.key) ? (columnFilters[c.key] ?? '') : '').trim().toLowerCase(),
-    }))
+    .map((c) => {
+      // Read, not Object.hasOwn: a reactive object tracks reads, so the table filters again as
+      // the person types. A function inherited under the key ("constructor") is not a filter.
+      const filter = columnFilters[c.key];
+      return { column: c, needle: typeof filter === 'string' ? filter.trim().toLowerCase() : '' };
+    })
     .filter((f) => f.needle !== '');
   if (needle === '' && perColumn.length === 0) return [...rows];
   return rows.filter(
