@@ -4,6 +4,8 @@
  * publish them or hand them to the next tool; the model still sees the images themselves. Each
  * image and each binary resource of a successful result becomes one file, named by the block's
  * `_meta["navi/file_name"]`, else by the resource's address, else after the tool and the time.
+ * Any configured server can answer this way, so one result leaves at most MAX_RESULT_FILES files
+ * (their bytes are bounded by the server's `max_message_bytes`, each by SESSION_FILES_MAX_SIZE_MB).
  */
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import { extension } from 'mime-types';
@@ -12,6 +14,13 @@ import { FILE_NAME_META_KEY } from '../protocol/mcp-meta.js';
 import type { SessionFile } from '../protocol/rest.js';
 import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import type { ToolContext, ToolResult } from '../tools/types.js';
+
+/**
+ * Files kept from one result: navi-3d returns a model and up to three views, web_view one. A
+ * server answering with thousands of tiny blocks would otherwise leave thousands of files and
+ * as many lines of notes and `shared_files` entries on the stored message.
+ */
+export const MAX_RESULT_FILES = 8;
 
 function stamp(date: Date): string {
   return date.toISOString().replace(/\..*$/, '').replace(/:/g, '-');
@@ -41,21 +50,31 @@ function fallbackName(tool: string, mimeType: string | undefined, now: Date): st
   return safeFileName(`${tool}-${stamp(now)}.${ext}`) ?? `file-${stamp(now)}.${ext}`;
 }
 
-function returnedFiles(result: CallToolResult, tool: string, now: Date): ReturnedFile[] {
+/** The file a block carries: an image, or an embedded resource with a `blob`. */
+function fileOf(block: ContentBlock, tool: string, now: Date): ReturnedFile | undefined {
+  if (block.type === 'image')
+    return { name: blockFileName(block) ?? fallbackName(tool, block.mimeType, now), data: block.data };
+  if (block.type !== 'resource' || !('blob' in block.resource) || typeof block.resource.blob !== 'string')
+    return undefined;
+  const name = blockFileName(block) ?? fallbackName(tool, block.resource.mimeType, now);
+  return { name, data: block.resource.blob };
+}
+
+/** The first MAX_RESULT_FILES files of the result, and how many more it holds. */
+function returnedFiles(
+  result: CallToolResult,
+  tool: string,
+  now: Date,
+): { files: ReturnedFile[]; more: number } {
   const files: ReturnedFile[] = [];
+  let more = 0;
   for (const block of result.content ?? []) {
-    if (block.type === 'image') {
-      files.push({ name: blockFileName(block) ?? fallbackName(tool, block.mimeType, now), data: block.data });
-    } else if (
-      block.type === 'resource' &&
-      'blob' in block.resource &&
-      typeof block.resource.blob === 'string'
-    ) {
-      const name = blockFileName(block) ?? fallbackName(tool, block.resource.mimeType, now);
-      files.push({ name, data: block.resource.blob });
-    }
+    const file = fileOf(block, tool, now);
+    if (!file) continue;
+    if (files.length < MAX_RESULT_FILES) files.push(file);
+    else more++;
   }
-  return files;
+  return { files, more };
 }
 
 /**
@@ -72,7 +91,7 @@ export async function keepResultFiles(
 ): Promise<ToolResult> {
   // A subagent's session lives in memory only: a file there would be unreachable.
   if (!converted.success || ctx.isSubagent) return converted;
-  const files = returnedFiles(raw, tool, now);
+  const { files, more } = returnedFiles(raw, tool, now);
   if (files.length === 0) return converted;
   const shared: SessionFile[] = [];
   const notes: string[] = [];
@@ -87,6 +106,10 @@ export async function keepResultFiles(
       );
     }
   }
+  if (more > 0)
+    notes.push(
+      `[${more} more file(s) of the result were not saved: at most ${MAX_RESULT_FILES} are kept from one call]`,
+    );
   if (shared.length > 0) notes.push("[content_publish with a session file's name shows it to the user.]");
   return {
     ...converted,

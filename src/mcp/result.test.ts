@@ -3,7 +3,7 @@
  * model within one budget, binary files named; and the returned files kept as session files
  * (real SQLite store, real files).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { createSqliteStores } from '../store/sqlite/index.js';
 import { SessionFileWriter } from '../tools/session-file-writer.js';
 import { tempDir } from './fixtures/harness.js';
 import { convertCallResult } from './result.js';
-import { keepResultFiles } from './result-files.js';
+import { keepResultFiles, MAX_RESULT_FILES } from './result-files.js';
 
 const options = { maxChars: 1000, maxImageChars: 100, naviUi: false };
 const png = (data: string, name?: string) => ({
@@ -200,6 +200,24 @@ describe('keepResultFiles', () => {
     const file = (long.metadata?.shared_files as { name: string }[] | undefined)?.[0];
     expect(file?.name).toMatch(/^t{100,}\.stl$/);
     expect(readFileSync(join(tmp.dir, 'files', 's1', file?.name ?? ''), 'utf8')).toBe('solid a');
+  });
+
+  it('keeps at most MAX_RESULT_FILES files of one result and says how many it left', async () => {
+    const many: CallToolResult = {
+      content: Array.from({ length: MAX_RESULT_FILES + 12 }, (_, i) =>
+        i % 2 === 0 ? png('AAAA', `v${i}.png`) : stl('AAAA', `x://m/m${i}.stl`),
+      ),
+    };
+    const kept = await keepResultFiles(convertCallResult(many, options), many, 't', writer, {
+      ...ctx,
+      sessionId: 'many',
+    });
+    expect(kept.metadata?.shared_files).toHaveLength(MAX_RESULT_FILES);
+    expect(readdirSync(join(tmp.dir, 'files', 'many'))).toHaveLength(MAX_RESULT_FILES);
+    expect(await stores.files.list('many')).toHaveLength(MAX_RESULT_FILES);
+    expect(kept.output).toContain(
+      `[12 more file(s) of the result were not saved: at most ${MAX_RESULT_FILES} are kept from one call]`,
+    );
   });
 
   it('keeps nothing of a failed call or a subagent, and notes a file over the size limit', async () => {
