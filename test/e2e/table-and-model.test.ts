@@ -320,6 +320,39 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await page.close();
   });
 
+  it('draws a long session of models without losing any: only those near the view hold a context', async () => {
+    const page = await env.newPage();
+    const warnings: string[] = [];
+    page.on('console', (message) => {
+      if (/WebGL/i.test(message.text())) warnings.push(message.text());
+    });
+    const id = await openNewSession(env, page);
+    await upload(env, id, 'part.stl', boxStl(8, 8, 8));
+    const calls = Array.from({ length: 20 }, (_, i) => ({
+      name: 'publish_note',
+      arguments: { name: 'part.stl', kind: 'model', title: `Part ${i + 1}` },
+    }));
+    env.fake.enqueue({ toolCalls: calls }, { text: 'Twenty parts.' });
+    await sendMessage(page, 'Show twenty parts');
+    await waitForText(page.getByTestId('assistant-message').last(), 'Twenty parts.');
+    await waitForIdle(page);
+    // Opened again, as a long session is: the newest are drawn, the oldest wait.
+    await page.reload();
+    const viewers = page.getByTestId('stl-viewer');
+    await expectModelDrawn(viewers.last());
+    const states = () => viewers.evaluateAll((all) => all.map((v) => v.getAttribute('data-state')));
+    expect(await states()).toHaveLength(20);
+    expect((await states())[0]).toBe('waiting');
+    // Scrolled to the top: the first is drawn, the last gave its context back.
+    await expectModelDrawn(viewers.first());
+    await expect.poll(async () => (await states()).at(-1)).toBe('waiting');
+    const after = await states();
+    expect(after.filter((s) => s === 'ready').length).toBeLessThan(10);
+    expect(after).not.toContain('lost');
+    expect(warnings).toEqual([]);
+    await page.close();
+  });
+
   it('says why a model cannot be drawn and offers the download, never an empty box', async () => {
     const page = await env.newPage();
     const id = await openNewSession(env, page);

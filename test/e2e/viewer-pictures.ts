@@ -56,6 +56,8 @@ export function difference(a: Picture, b: Picture): number {
 }
 
 export async function expectModelDrawn(viewer: Locator): Promise<Picture> {
+  // A viewer draws only near the visible part of the chat.
+  await viewer.scrollIntoViewIfNeeded();
   await viewer.and(viewer.page().locator('[data-state="ready"]')).waitFor();
   const picture = await canvasPixels(viewer.getByTestId('stl-canvas'));
   expect(modelShare(picture)).toBeGreaterThan(0.05);
