@@ -78,8 +78,8 @@ function returnedFiles(
 }
 
 /**
- * Saves the files of a successful result and says in its output where each went
- * (`metadata.shared_files`). A file that cannot be saved is a note, never a failed call.
+ * Saves the files of a successful result and says where each went, at the start of its output
+ * and in `metadata.shared_files`. A file that cannot be saved is a note, never a failed call.
  */
 export async function keepResultFiles(
   converted: ToolResult,
@@ -111,9 +111,10 @@ export async function keepResultFiles(
       `[${more} more file(s) of the result were not saved: at most ${MAX_RESULT_FILES} are kept from one call]`,
     );
   if (shared.length > 0) notes.push("[content_publish with a session file's name shows it to the user.]");
+  // First, so the executor's truncation, which keeps the head of a long text, never cuts them.
   return {
     ...converted,
-    output: `${converted.output}\n${notes.join('\n')}`,
+    output: converted.output ? `${notes.join('\n')}\n${converted.output}` : notes.join('\n'),
     ...(shared.length > 0 ? { metadata: { ...converted.metadata, shared_files: shared } } : {}),
   };
 }

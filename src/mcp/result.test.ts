@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
 import { FILE_NAME_META_KEY } from '../protocol/mcp-meta.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
+import { truncate } from '../tools/result.js';
 import { SessionFileWriter } from '../tools/session-file-writer.js';
 import { tempDir } from './fixtures/harness.js';
 import { convertCallResult } from './result.js';
@@ -160,6 +161,27 @@ describe('keepResultFiles', () => {
       'cube (1).stl',
       'etc_cube-front (1).png',
     ]);
+  });
+
+  it('names the saved files before a text long enough to be truncated', async () => {
+    const long: CallToolResult = {
+      content: [
+        { type: 'text', text: 'page text '.repeat(500) },
+        png(Buffer.from('x').toString('base64'), 'shot.png'),
+      ],
+    };
+    const kept = await keepResultFiles(
+      convertCallResult(long, { ...options, maxChars: 10_000 }),
+      long,
+      't',
+      writer,
+      ctx,
+    );
+    const seen = truncate(kept.output, 1000);
+    expect(seen).toMatch(/^\[Saved "shot\.png" as the session file "shot(?: \(\d+\))?\.png"/);
+    expect(seen).toContain(
+      "[content_publish with a session file's name shows it to the user.]\npage text page text",
+    );
   });
 
   it('names an unnamed file after the tool and the time', async () => {
