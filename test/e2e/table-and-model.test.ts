@@ -173,16 +173,30 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
     await page.close();
   });
 
-  it('shows what was wrong with a table that breaks the schema, instead of a blank', async () => {
+  it('shows what was wrong with a table or form that breaks the schema, instead of a blank', async () => {
     const page = await env.newPage();
     await openNewSession(env, page);
-    const broken = { columns: [{ key: 'n', label: 'N', type: 'number' }], rows: [{ n: 'many' }] };
+    const words = ['many', 'few', 'some', 'none', 'lots', 'all', 'half'];
+    const broken = { columns: [{ key: 'n', label: 'N', type: 'number' }], rows: words.map((n) => ({ n })) };
+    // Not a form even to the lenient reader of older payloads.
+    const notForm = { form_id: 'x', fields: 'none' };
     env.fake.enqueue(
-      { toolCalls: [{ name: 'render_component', arguments: { component_name: 'table', payload: broken } }] },
+      {
+        toolCalls: [
+          { name: 'render_component', arguments: { component_name: 'table', payload: broken } },
+          { name: 'render_component', arguments: { component_name: 'form', payload: notForm } },
+        ],
+      },
       { text: 'Done.' },
     );
     await sendMessage(page, 'A broken table');
-    await waitForText(page.getByTestId('ui-component-invalid'), 'payload.rows[0].n: must be a number');
+    const invalid = page.getByTestId('ui-component-invalid');
+    await waitForText(invalid.first(), 'payload.rows[0].n: must be a number');
+    // Five problems are enough to read; the rest are counted.
+    expect(await invalid.first().locator('li').count()).toBe(5);
+    await waitForText(invalid.first(), 'and 2 more problems');
+    await waitForText(invalid.nth(1), 'This form could not be shown');
+    await waitForText(invalid.nth(1), 'payload.fields');
     expect(await page.getByTestId('ui-table').count()).toBe(0);
     await page.close();
   });
