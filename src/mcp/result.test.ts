@@ -23,6 +23,11 @@ const png = (data: string, name?: string) => ({
   mimeType: 'image/png',
   ...(name ? { _meta: { [FILE_NAME_META_KEY]: name } } : {}),
 });
+/** A PNG as far as its first bytes go, then `tag`. */
+const picture = (tag: string) =>
+  Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from(tag)]).toString(
+    'base64',
+  );
 const stl = (blob: string, uri = 'navi-3d://files/cube.stl', name?: string) => ({
   type: 'resource' as const,
   resource: { uri, mimeType: 'model/stl', blob },
@@ -71,33 +76,64 @@ describe('the navi-ui envelope', () => {
 
 describe('images and files of a result', () => {
   it('shows the model up to four images within one budget and names the rest', () => {
+    const [a, b, c, d, e, f] = ['a', 'b', 'c'.repeat(70), 'd', 'e', 'f'].map(picture);
     const result = convertCallResult(
-      {
-        content: [
-          png('AAAA', 'a-front.png'),
-          png('BBBB'),
-          png('C'.repeat(95)),
-          png('DDDD'),
-          png('EEEE'),
-          png('FFFF'),
-        ],
-      },
+      { content: [png(a!, 'a-front.png'), png(b!), png(c!), png(d!), png(e!), png(f!)] },
       options,
     );
     expect(result.metadata).toEqual({
       is_image: true,
-      base64: 'AAAA',
+      base64: a,
       mime_type: 'image/png',
-      more_images: ['BBBB', 'DDDD', 'EEEE'],
+      more_images: [b, d, e],
     });
     expect(result.output.split('\n')).toEqual([
-      '[image "a-front.png": image/png, 3 bytes]',
-      '[image: image/png, 3 bytes]',
-      '[image (image/png, 95 base64 characters) dropped: over the 100-character limit for the images of one result]',
-      '[image: image/png, 3 bytes]',
-      '[image: image/png, 3 bytes]',
+      '[image "a-front.png": image/png, 9 bytes]',
+      '[image: image/png, 9 bytes]',
+      '[image (image/png, 104 base64 characters) dropped: over the 100-character limit for the images of one result]',
+      '[image: image/png, 9 bytes]',
+      '[image: image/png, 9 bytes]',
       '[image (image/png) not shown to the model: at most 4 images are]',
     ]);
+  });
+
+  it('shows the model only PNG, JPEG, GIF and WebP pictures, whatever the MIME type says', () => {
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(
+        parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))),
+      ).toString('base64');
+    const jpeg = bytes([0xff, 0xd8, 0xff, 0xe0], 'JFIF');
+    const gif = bytes('GIF89a', [1, 0]);
+    const webp = bytes('RIFF', [4, 0, 0, 0], 'WEBPVP8 ');
+    const svg = bytes('<svg xmlns="http://www.w3.org/2000/svg"/>');
+    const result = convertCallResult(
+      {
+        content: [
+          { type: 'image', data: svg, mimeType: 'image/png' },
+          { type: 'image', data: '', mimeType: 'image/png' },
+          { type: 'image', data: bytes('RIFF', [4, 0, 0, 0], 'WAVE'), mimeType: 'image/webp' },
+          { type: 'image', data: jpeg, mimeType: 'image/jpeg' },
+          { type: 'image', data: gif, mimeType: 'image/gif' },
+          { type: 'image', data: webp, mimeType: 'image/webp' },
+        ],
+      },
+      options,
+    );
+    expect(result.metadata).toMatchObject({
+      base64: jpeg,
+      mime_type: 'image/jpeg',
+      more_images: [gif, webp],
+    });
+    expect(result.output.split('\n').slice(0, 3)).toEqual([
+      '[image (image/png) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]',
+      '[image (image/png) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]',
+      '[image (image/webp) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]',
+    ]);
+    const none = convertCallResult(
+      { content: [{ type: 'image', data: svg, mimeType: 'image/svg+xml' }] },
+      options,
+    );
+    expect(none.metadata).toBeUndefined();
   });
 
   it('names a binary resource by its _meta name, else by its address', () => {
@@ -131,7 +167,7 @@ describe('keepResultFiles', () => {
     content: [
       { type: 'text', text: 'Compiled.' },
       stl(Buffer.from('solid a').toString('base64'), 'navi-3d://files/model.stl', 'cube.stl'),
-      png(Buffer.from('front').toString('base64'), '../../etc/cube-front.png'),
+      png(picture('front'), '../../etc/cube-front.png'),
     ],
   };
 
@@ -145,11 +181,11 @@ describe('keepResultFiles', () => {
     }[];
     expect(files.map((f) => [f.name, f.mime_type, f.size])).toEqual([
       ['cube.stl', 'model/stl', 7],
-      ['etc_cube-front.png', 'image/png', 5],
+      ['etc_cube-front.png', 'image/png', 13],
     ]);
     expect(files[0]?.url).toBe('/sessions/s1/files/cube.stl');
     expect(readFileSync(join(tmp.dir, 'files', 's1', 'cube.stl'), 'utf8')).toBe('solid a');
-    expect(await stores.files.get('s1', 'etc_cube-front.png')).toMatchObject({ size: 5 });
+    expect(await stores.files.get('s1', 'etc_cube-front.png')).toMatchObject({ size: 13 });
     expect(kept.output).toContain(
       '[Saved "cube.stl" as the session file "cube.stl" (/sessions/s1/files/cube.stl).]',
     );

@@ -2,8 +2,9 @@
  * MCP `tools/call` results → Navi `ToolResult`. Text is capped while it is joined, so a server
  * answering with a huge result never becomes a huge string. The model is shown up to
  * MAX_MODEL_IMAGES images (the first as `metadata.is_image` + `base64`, the others in
- * `metadata.more_images`) within one size budget; images over it are dropped with a note. Binary
- * resources are named in the text; result-files.ts saves them and the images as session files.
+ * `metadata.more_images`) within one size budget; images over it, and images that are not a
+ * picture an LLM API takes, are dropped with a note. Binary resources are named in the text;
+ * result-files.ts saves them and the images as session files.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../tools/types.js';
@@ -66,7 +67,11 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
         text.add(envelope && index === 0 ? envelope.output : block.text);
         break;
       case 'image':
-        if (images.length >= MAX_MODEL_IMAGES) {
+        if (!isPicture(block.data)) {
+          text.add(
+            `[image (${block.mimeType}) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]`,
+          );
+        } else if (images.length >= MAX_MODEL_IMAGES) {
           text.add(
             `[image (${block.mimeType}) not shown to the model: at most ${MAX_MODEL_IMAGES} images are]`,
           );
@@ -126,6 +131,25 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
   return meta
     ? { success, output: message, error: message, metadata: meta }
     : { success, output: message, error: message };
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * Whether the bytes are a picture every LLM API takes (PNG, JPEG, GIF, WebP), whatever the
+ * block's MIME type claims. Anything else (an SVG, text, garbage) fails the LLM request, and the
+ * image stays in the session's context, so every later request of the session would fail too.
+ */
+export function isPicture(base64: string): boolean {
+  const head = Buffer.from(base64.slice(0, 16), 'base64');
+  const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
+  return (
+    head.subarray(0, 8).equals(PNG_SIGNATURE) ||
+    (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) ||
+    ascii(0, 6) === 'GIF87a' ||
+    ascii(0, 6) === 'GIF89a' ||
+    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP')
+  );
 }
 
 interface Envelope {
