@@ -35,19 +35,22 @@ const stl = (blob: string, uri = 'navi-3d://files/cube.stl', name?: string) => (
 });
 
 describe('the navi-ui envelope', () => {
-  const envelope = (output: string, payload: unknown) =>
-    JSON.stringify({ output, metadata: { ui_component: { component: 'table', payload } } });
+  const envelope = (output: string, uiComponent: unknown) =>
+    JSON.stringify({ output, metadata: { ui_component: uiComponent } });
+  const table = (payload: unknown) => ({ component: 'table', payload });
+  const asNaviUi = (text: string) =>
+    convertCallResult({ content: [{ type: 'text', text }] }, { ...options, naviUi: true });
 
   it('is read whole even when it is longer than the text cap', () => {
     const rows = Array.from({ length: 200 }, (_, i) => ({ n: i }));
-    const result = convertCallResult(
-      { content: [{ type: 'text', text: envelope('Table rendered', { rows }) }] },
-      { ...options, naviUi: true },
-    );
+    const payload = { columns: [{ key: 'n', label: 'N', type: 'number' }], rows };
+    const result = asNaviUi(envelope('Table rendered', table(payload)));
     expect(result).toEqual({
       success: true,
       output: 'Table rendered',
-      metadata: { ui_component: { component: 'table', payload: { rows } } },
+      metadata: {
+        ui_component: table({ ...payload, sortable: true, filterable: true }),
+      },
     });
   });
 
@@ -60,16 +63,43 @@ describe('the navi-ui envelope', () => {
       { ...options, naviUi: true },
     );
     expect(failed).toMatchObject({ success: false, error: 'Error: payload.rows: bad' });
-    const huge = convertCallResult(
-      { content: [{ type: 'text', text: envelope('ok', { blob: 'x'.repeat(2_100_000) }) }] },
-      { ...options, naviUi: true },
-    );
+    // Valid, but 1000 rows of 2500 characters each.
+    const rows = Array.from({ length: 1000 }, () => ['x'.repeat(2500)]);
+    const huge = asNaviUi(envelope('ok', table({ columns: [{ key: 'a', label: 'A' }], rows })));
     expect(huge.metadata).toBeUndefined();
-    expect(huge.output).toMatch(/^ok\n\[UI component of \d+ characters left out: too large to keep\]/);
+    expect(huge.output).toMatch(/^ok\n\[UI component of \d+ characters left out: too large to keep\]$/);
+  });
+
+  it('keeps only a component the client can draw, and tells the model why another was left out', () => {
+    const bad = asNaviUi(
+      envelope('Drawn', table({ columns: [{ key: 'a b', label: '' }], rows: [], onclick: 'x' })),
+    );
+    expect(bad.metadata).toBeUndefined();
+    expect(bad.success).toBe(true);
+    expect(bad.output).toBe(
+      'Drawn\n[UI component left out, it is not valid: ' +
+        'payload.columns[0].key: must use only letters, digits, "_" and "-" (such as "due_date"); ' +
+        'payload.columns[0].label: must not be empty; payload: Unrecognized key: "onclick"]',
+    );
+    expect(asNaviUi(envelope('x', { component: 'iframe', payload: {} })).output).toBe(
+      'x\n[UI component left out, it is not valid: component_name: "iframe" is not a component; use one of card_grid, form, table]',
+    );
+    for (const shape of ['<b>hi</b>', ['table', {}], { payload: {} }, null]) {
+      const result = asNaviUi(envelope('x', shape));
+      expect(result.metadata).toBeUndefined();
+      expect(result.output).toBe(
+        'x\n[UI component left out: it must be an object with "component" and "payload"]',
+      );
+    }
+    const deep = `{"output":"x","metadata":{"ui_component":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`;
+    expect(asNaviUi(deep)).toEqual({
+      success: true,
+      output: 'x\n[UI component left out: it is nested too deeply to keep]',
+    });
   });
 
   it('is not unwrapped for other servers', () => {
-    const text = envelope('Table rendered', {});
+    const text = envelope('Table rendered', table({}));
     expect(convertCallResult({ content: [{ type: 'text', text }] }, options).output).toBe(text);
   });
 });

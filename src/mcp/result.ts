@@ -9,6 +9,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../tools/types.js';
 import { blockFileName } from './result-files.js';
+import { type Envelope, parseEnvelope } from './ui-envelope.js';
 
 export interface ConvertOptions {
   /** Most characters of text kept (TOOL_MAX_OUTPUT_CHARS × 2: the executor cuts the rest). */
@@ -23,8 +24,6 @@ export interface ConvertOptions {
 export const DEFAULT_MAX_IMAGE_CHARS = 8_000_000;
 /** Images of one result the model is shown: enough for a few views of one thing. */
 export const MAX_MODEL_IMAGES = 4;
-/** A navi-ui component larger than this is not kept on the message (the server's cap is 1 MB). */
-const MAX_UI_COMPONENT_CHARS = 2_000_000;
 
 class CappedText {
   private readonly parts: string[] = [];
@@ -118,10 +117,8 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
   }
   let success = result.isError !== true;
   if (envelope) {
-    const size = envelope.uiComponent === undefined ? 0 : JSON.stringify(envelope.uiComponent).length;
-    if (size > MAX_UI_COMPONENT_CHARS)
-      text.add(`[UI component of ${size} characters left out: too large to keep]`);
-    else if (envelope.uiComponent !== undefined) metadata.ui_component = envelope.uiComponent;
+    if (envelope.component) metadata.ui_component = envelope.component;
+    if (envelope.note) text.add(envelope.note);
     if (envelope.output.startsWith('Error:')) success = false;
   }
   const output = text.toString();
@@ -140,7 +137,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
  * block's MIME type claims. Anything else (an SVG, text, garbage) fails the LLM request, and the
  * image stays in the session's context, so every later request of the session would fail too.
  */
-export function isPicture(base64: string): boolean {
+function isPicture(base64: string): boolean {
   const head = Buffer.from(base64.slice(0, 16), 'base64');
   const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
   return (
@@ -150,26 +147,4 @@ export function isPicture(base64: string): boolean {
     ascii(0, 6) === 'GIF89a' ||
     (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP')
   );
-}
-
-interface Envelope {
-  output: string;
-  uiComponent: unknown;
-}
-
-function parseEnvelope(text: string): Envelope | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || !('output' in parsed)) return undefined;
-  const { output, metadata } = parsed as { output: unknown; metadata?: unknown };
-  if (typeof output !== 'string') return undefined;
-  const uiComponent =
-    typeof metadata === 'object' && metadata !== null && 'ui_component' in metadata
-      ? (metadata as { ui_component: unknown }).ui_component
-      : undefined;
-  return { output, uiComponent };
 }
