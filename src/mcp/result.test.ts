@@ -3,7 +3,7 @@
  * model within one budget, binary files named; and the returned files kept as session files
  * (real SQLite store, real files).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -227,6 +227,34 @@ describe('keepResultFiles', () => {
       'cube (1).stl',
       'etc_cube-front (1).png',
     ]);
+  });
+
+  it('saves a file whose asked-for name is too long in bytes, cut whole at a character', async () => {
+    const named: CallToolResult = {
+      content: [
+        stl('AAAA', 'x://a.stl', `${'模'.repeat(300)}.stl`),
+        png(picture('x'), `a${'😀'.repeat(100)}.png`),
+      ],
+    };
+    const kept = await keepResultFiles(convertCallResult(named, options), named, 't', writer, ctx);
+    const files = kept.metadata?.shared_files as { name: string }[];
+    expect(files).toHaveLength(2);
+    const lone = `half \uD83D of a pair.stl`;
+    const broken: CallToolResult = { content: [stl('AAAA', 'x://a.stl', lone)] };
+    const saved = await keepResultFiles(convertCallResult(broken, options), broken, 't', writer, ctx);
+    expect(saved.metadata?.shared_files).toMatchObject([
+      { name: 'half _ of a pair.stl', url: '/sessions/s1/files/half%20_%20of%20a%20pair.stl' },
+    ]);
+    for (const [file, ext] of [
+      [files[0], '.stl'],
+      [files[1], '.png'],
+    ] as const) {
+      expect(file?.name.endsWith(ext)).toBe(true);
+      // With the u flag a lone surrogate is the only thing in this range: a pair is one code point.
+      expect(file?.name).not.toMatch(/[\uD800-\uDFFF]/u);
+      expect(Buffer.byteLength(file?.name ?? '')).toBeLessThanOrEqual(240);
+      expect(existsSync(join(tmp.dir, 'files', 's1', file?.name ?? ''))).toBe(true);
+    }
   });
 
   it('names the saved files before a text long enough to be truncated', async () => {

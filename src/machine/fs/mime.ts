@@ -52,7 +52,8 @@ export const MAX_FILE_NAME_LENGTH = 120;
 
 /**
  * A file name that is safe as one path component and in a URL: no separators, no control
- * characters, no leading dots, at most MAX_FILE_NAME_LENGTH characters (extension kept).
+ * characters or lone surrogates, no leading dots, at most MAX_FILE_NAME_LENGTH characters and
+ * few enough bytes for any file system (extension kept).
  * Returns undefined when nothing usable is left.
  */
 export function safeFileName(raw: string): string | undefined {
@@ -61,12 +62,33 @@ export function safeFileName(raw: string): string | undefined {
     .replace(/[/\\]/g, '_')
     // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
     .replace(/[\u0000-\u001f\u007f"<>|:*?#%&{}$!'`@=+^~;]/g, '_')
+    // A lone surrogate (the u flag leaves pairs alone) has no UTF-8 and breaks encodeURIComponent.
+    .replace(/[\uD800-\uDFFF]/gu, '_')
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/^[.\s_-]+/, '');
-  if (name.length > MAX_FILE_NAME_LENGTH) {
-    const ext = extname(name).slice(0, 16);
-    name = name.slice(0, MAX_FILE_NAME_LENGTH - ext.length) + ext;
-  }
+  name = fitted(name);
   return name.length > 0 && name !== '.' && name !== '..' ? name : undefined;
+}
+
+/**
+ * Bytes of a name that leave room for a ` (999)` numbering within the file system's 255-byte
+ * limit: 120 characters of CJK text are 360 bytes, and would fail with ENAMETOOLONG.
+ */
+const MAX_FILE_NAME_BYTES = 240;
+
+/** `name` cut to MAX_FILE_NAME_LENGTH characters and MAX_FILE_NAME_BYTES bytes, extension kept. */
+function fitted(name: string): string {
+  if (name.length <= MAX_FILE_NAME_LENGTH && Buffer.byteLength(name) <= MAX_FILE_NAME_BYTES) return name;
+  const full = extname(name);
+  const ext = [...full].slice(0, 16).join('');
+  let stem = '';
+  let bytes = Buffer.byteLength(ext);
+  // By code point, so a surrogate pair is never split.
+  for (const ch of name.slice(0, name.length - full.length)) {
+    bytes += Buffer.byteLength(ch);
+    if (stem.length + ch.length + ext.length > MAX_FILE_NAME_LENGTH || bytes > MAX_FILE_NAME_BYTES) break;
+    stem += ch;
+  }
+  return stem + ext;
 }
