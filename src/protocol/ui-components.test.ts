@@ -188,6 +188,16 @@ describe('card_grid', () => {
       { cards: [{ title: 'x', url: '//evil.example/x' }] },
       'payload.cards[0].url',
     ],
+    [
+      'a path a browser reads as another site',
+      { cards: [{ title: 'x', url: '/\\evil.example/x' }] },
+      'payload.cards[0].url: must start with',
+    ],
+    [
+      'a control character a browser drops',
+      { cards: [{ title: 'x', image: '/\t/evil.example/x.png' }] },
+      'payload.cards[0].image: must start with',
+    ],
     ['a data: URL', { cards: [{ title: 'x', image: 'data:text/html,<b>' }] }, 'payload.cards[0].image'],
     ['fields as an object', { cards: [{ title: 'x', fields: { a: 1 } }] }, 'payload.cards[0].fields'],
     [

@@ -28,9 +28,14 @@ const label = () => z.string().trim().min(1, 'must not be empty').max(UI_LIMITS.
 const fieldName = () =>
   z.string().regex(FIELD_NAME_PATTERN, 'must use only letters, digits, "_" and "-" (such as "due_date")');
 
-/** Links a component may show: web addresses and this server's own paths (session files). */
+/**
+ * Links a component may show: web addresses and this server's own paths (session files). A
+ * browser reads `/\host` and `/<tab>/host` as `//host`, another site, so a path may not start
+ * that way, and no link may hold control characters, which URL parsing drops.
+ */
 function isSafeLink(value: string): boolean {
-  return /^(https?:\/\/|\/(?!\/))/i.test(value);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  return /^(https?:\/\/|\/(?![/\\]))[^\u0000-\u001f\u007f]*$/i.test(value);
 }
 const link = () =>
   z
@@ -38,7 +43,7 @@ const link = () =>
     .max(2000)
     .refine(
       isSafeLink,
-      'must start with http://, https:// or / (a session file such as /sessions/…/files/a.png)',
+      'must start with http://, https:// or a single / (a session file such as /sessions/…/files/a.png), without control characters',
     );
 
 // ---------------------------------------------------------------------------------------------
