@@ -19,7 +19,7 @@ export const UI_LIMITS = {
   longText: 4000,
 } as const;
 
-/** The name of a form field or table column, as the reference allows it. */
+/** The name of a form field or table column: letters, digits, `_` and `-`, such as `due_date`. */
 export const FIELD_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 const short = () => z.string().max(UI_LIMITS.shortText);
