@@ -104,6 +104,24 @@ describe('the navi-ui envelope', () => {
   });
 });
 
+describe('structured content', () => {
+  it('is kept when small, and a hostile one nested too deeply is a note, not a failed call', () => {
+    expect(convertCallResult({ content: [], structuredContent: { a: 1 } }, options)).toEqual({
+      success: true,
+      output: '{"a":1}',
+      metadata: { structured_content: { a: 1 } },
+    });
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 200_000; i++) deep = { d: deep };
+    expect(
+      convertCallResult({ content: [{ type: 'text', text: 'ok' }], structuredContent: deep }, options),
+    ).toEqual({
+      success: true,
+      output: 'ok\n[structured content left out: it is nested too deeply to keep]',
+    });
+  });
+});
+
 describe('images and files of a result', () => {
   it('shows the model up to four images within one budget and names the rest', () => {
     const [a, b, c, d, e, f] = ['a', 'b', 'c'.repeat(70), 'd', 'e', 'f'].map(picture);

@@ -110,10 +110,13 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
   });
   if (images.length > 1) metadata.more_images = images.slice(1);
   if (result.structuredContent !== undefined) {
-    const json = JSON.stringify(result.structuredContent);
-    if (json.length <= options.maxChars) metadata.structured_content = result.structuredContent;
-    else text.add(`[structured content of ${json.length} characters left out]`);
-    if ((result.content ?? []).length === 0) text.add(json.slice(0, options.maxChars));
+    const json = jsonOf(result.structuredContent);
+    if (json === undefined) text.add('[structured content left out: it is nested too deeply to keep]');
+    else {
+      if (json.length <= options.maxChars) metadata.structured_content = result.structuredContent;
+      else text.add(`[structured content of ${json.length} characters left out]`);
+      if ((result.content ?? []).length === 0) text.add(json.slice(0, options.maxChars));
+    }
   }
   let success = result.isError !== true;
   if (envelope) {
@@ -128,6 +131,15 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
   return meta
     ? { success, output: message, error: message, metadata: meta }
     : { success, output: message, error: message };
+}
+
+/** JSON of a parsed value, or undefined when it nests deeper than JSON.stringify's stack. */
+function jsonOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
