@@ -65,30 +65,31 @@ export function convertCallResult(result: CallToolResult, options: ConvertOption
         if (index === 0 && options.naviUi) envelope = parseEnvelope(block.text);
         text.add(envelope && index === 0 ? envelope.output : block.text);
         break;
-      case 'image':
-        if (!isPicture(block.data)) {
+      case 'image': {
+        // The type the bytes show, not the one the server claims (it is kept on the message).
+        const mimeType = pictureType(block.data);
+        if (!mimeType) {
           text.add(
-            `[image (${block.mimeType}) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]`,
+            `[image (${block.mimeType.slice(0, 100)}) not shown to the model: it is not a PNG, JPEG, GIF or WebP picture]`,
           );
         } else if (images.length >= MAX_MODEL_IMAGES) {
-          text.add(
-            `[image (${block.mimeType}) not shown to the model: at most ${MAX_MODEL_IMAGES} images are]`,
-          );
+          text.add(`[image (${mimeType}) not shown to the model: at most ${MAX_MODEL_IMAGES} images are]`);
         } else if (imageChars + block.data.length > options.maxImageChars) {
           text.add(
-            `[image (${block.mimeType}, ${block.data.length} base64 characters) dropped: over the ${options.maxImageChars}-character limit for the images of one result]`,
+            `[image (${mimeType}, ${block.data.length} base64 characters) dropped: over the ${options.maxImageChars}-character limit for the images of one result]`,
           );
         } else {
           if (images.length === 0)
-            Object.assign(metadata, { is_image: true, base64: block.data, mime_type: block.mimeType });
+            Object.assign(metadata, { is_image: true, base64: block.data, mime_type: mimeType });
           images.push(block.data);
           imageChars += block.data.length;
           const name = blockFileName(block);
           text.add(
-            `[image${name ? ` "${name}"` : ''}: ${block.mimeType}, ${Math.round((block.data.length * 3) / 4)} bytes]`,
+            `[image${name ? ` "${name}"` : ''}: ${mimeType}, ${Math.round((block.data.length * 3) / 4)} bytes]`,
           );
         }
         break;
+      }
       case 'audio':
         text.add(`[audio (${block.mimeType}) left out: audio is not passed to the model]`);
         break;
@@ -145,18 +146,16 @@ function jsonOf(value: unknown): string | undefined {
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
- * Whether the bytes are a picture every LLM API takes (PNG, JPEG, GIF, WebP), whatever the
- * block's MIME type claims. Anything else (an SVG, text, garbage) fails the LLM request, and the
- * image stays in the session's context, so every later request of the session would fail too.
+ * The type of a picture every LLM API takes (PNG, JPEG, GIF, WebP), read from its first bytes
+ * whatever the block's MIME type claims; undefined for anything else (an SVG, text, garbage),
+ * which would fail the LLM request and, staying in the session's context, every later one.
  */
-function isPicture(base64: string): boolean {
+function pictureType(base64: string): string | undefined {
   const head = Buffer.from(base64.slice(0, 16), 'base64');
   const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
-  return (
-    head.subarray(0, 8).equals(PNG_SIGNATURE) ||
-    (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) ||
-    ascii(0, 6) === 'GIF87a' ||
-    ascii(0, 6) === 'GIF89a' ||
-    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP')
-  );
+  if (head.subarray(0, 8).equals(PNG_SIGNATURE)) return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'image/gif';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
+  return undefined;
 }
