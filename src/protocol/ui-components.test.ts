@@ -125,6 +125,11 @@ describe('form', () => {
       'payload.fields[0].name: must use only letters, digits, "_" and "-" (such as "due_date")',
     ]);
     expect(problems('form', form({ name: '../x', label: 'X' }))[0]).toContain('fields[0].name');
+    expect(problems('form', form({ name: '__proto__', label: 'X' }))).toEqual([
+      'payload.fields[0].name: is a reserved name; choose another (such as "kind")',
+    ]);
+    // Other names objects already have are ordinary keys to the client.
+    expect(problems('form', form({ name: 'constructor', label: 'X' }))).toEqual([]);
     expect(problems('form', form({ name: 'a', label: 'A' }, { name: 'a', label: 'B' }))).toEqual([
       'payload.fields[1].name: "a" is used twice',
     ]);

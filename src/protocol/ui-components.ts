@@ -25,8 +25,12 @@ export const FIELD_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 const short = () => z.string().max(UI_LIMITS.shortText);
 const long = () => z.string().max(UI_LIMITS.longText);
 const label = () => z.string().trim().min(1, 'must not be empty').max(UI_LIMITS.shortText);
+/** As a key of form values or table rows, `__proto__` is dropped by JSON readers, so its cell would vanish. */
 const fieldName = () =>
-  z.string().regex(FIELD_NAME_PATTERN, 'must use only letters, digits, "_" and "-" (such as "due_date")');
+  z
+    .string()
+    .regex(FIELD_NAME_PATTERN, 'must use only letters, digits, "_" and "-" (such as "due_date")')
+    .refine((name) => name !== '__proto__', 'is a reserved name; choose another (such as "kind")');
 
 /**
  * Links a component may show: web addresses and this server's own paths (session files). A
