@@ -209,7 +209,10 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: tables
         { key: 'constructor', label: 'Builder' },
         { key: 'toString', label: 'Bridge' },
       ],
-      rows: [{ constructor: 'Brunel' }, { constructor: 'Arup', toString: 'Millennium' }],
+      rows: [{ constructor: 'Brunel' }, { constructor: 'Arup', toString: 'Millennium' }] as Record<
+        string,
+        string
+      >[],
     };
     env.fake.enqueue(
       { toolCalls: [{ name: 'render_component', arguments: { component_name: 'table', payload } }] },
