@@ -5,6 +5,7 @@
  * every problem with its path, so a model can fix all of them in one go.
  */
 import { z } from 'zod';
+import { FORM_FIELD_TYPES, type FormFieldType } from './form-field-types.js';
 
 /** Bounds that keep a component readable in a chat and its stored message small. */
 export const UI_LIMITS = {
@@ -53,18 +54,7 @@ const link = () =>
 // ---------------------------------------------------------------------------------------------
 // form
 
-export const FORM_FIELD_TYPES = [
-  'text',
-  'textarea',
-  'number',
-  'email',
-  'url',
-  'select',
-  'multiselect',
-  'checkbox',
-  'date',
-] as const;
-export type FormFieldType = (typeof FORM_FIELD_TYPES)[number];
+export { FORM_FIELD_TYPES, type FormFieldType };
 
 const CHOICE_TYPES: readonly FormFieldType[] = ['select', 'multiselect'];
 const LENGTH_TYPES: readonly FormFieldType[] = ['text', 'textarea'];

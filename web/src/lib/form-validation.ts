@@ -5,26 +5,12 @@
  */
 // Relative rather than `@protocol`, as in vault.ts. Types only: the schema's code (and zod)
 // stays out of this module.
-import type {
-  FormField,
-  FormFieldType,
-  FormOption,
-  FormPayload,
-} from '../../../src/protocol/ui-components.js';
+import { FORM_FIELD_TYPES, type FormFieldType } from '../../../src/protocol/form-field-types.js';
+import type { FormField, FormOption, FormPayload } from '../../../src/protocol/ui-components.js';
 
 export type FieldValue = string | number | boolean | string[] | null;
 
-const FIELD_TYPES: readonly FormFieldType[] = [
-  'text',
-  'textarea',
-  'number',
-  'email',
-  'url',
-  'select',
-  'multiselect',
-  'checkbox',
-  'date',
-];
+const FIELD_TYPES: readonly FormFieldType[] = FORM_FIELD_TYPES;
 
 function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
