@@ -119,6 +119,12 @@ export interface BwrapSpec {
   network: 'none' | 'held';
   cwd: string;
   env: Record<string, string>;
+  /**
+   * Start the program in a session of its own (default), so it cannot push input into a
+   * terminal. A caller whose program has no terminal anyway may keep it in bwrap's process
+   * group instead, so that killing the group reaches it too, not only --die-with-parent.
+   */
+  newSession?: boolean;
 }
 
 /** Fds bwrap reads and writes in `held` network mode. */
@@ -148,9 +154,9 @@ export function bwrapArgs(spec: BwrapSpec): string[] {
     '--cap-drop',
     'ALL',
     '--die-with-parent',
-    '--new-session',
-    '--clearenv',
   );
+  if (spec.newSession !== false) args.push('--new-session');
+  args.push('--clearenv');
   if (spec.network === 'held') args.push('--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD));
   for (const [k, v] of Object.entries(spec.env)) args.push('--setenv', k, v);
   args.push('--chdir', spec.cwd, '--');

@@ -23,6 +23,11 @@ export const SYSTEM_FOLDERS: readonly string[] = [
 ];
 
 export interface MountSpec {
+  /**
+   * The system folders mounted read-only when `visible` is a list (default SYSTEM_FOLDERS); a
+   * program that must not see `/etc` as a whole names fewer and the files it needs in `visible`.
+   */
+  system?: readonly string[];
   /** `all` (FS_ALLOWED_PATHS=*): `/` read-only; otherwise these roots (real paths) read-only. */
   visible: 'all' | readonly string[];
   /** Folders mounted writable (created by the caller; missing ones are skipped). */
@@ -54,7 +59,7 @@ export function mountArgs(spec: MountSpec): string[] {
     args.push('--ro-bind', '/', '/');
     areas.push('/');
   } else {
-    for (const folder of SYSTEM_FOLDERS) {
+    for (const folder of spec.system ?? SYSTEM_FOLDERS) {
       const link = symlinkTarget(folder);
       if (link !== undefined) args.push('--symlink', link, folder);
       else if (isDirectory(folder)) {
