@@ -190,10 +190,12 @@ const variables = {
   WEB_BROWSER_IDLE_MS: [int(1000, 86_400_000), '60000'],
   WEB_MAX_RESPONSE_BYTES: [int(1024, 1_000_000_000), '5000000'],
   // The navi-3d server (docs/3d.md): the OpenSCAD and Xvfb programs it runs (a name on PATH or
-  // a path), and how long one compile or render call may take before OpenSCAD is killed.
+  // a path), how long one compile or render call may take before OpenSCAD is killed, and how
+  // many OpenSCAD processes may run at once across all sessions (the others wait their turn).
   OPENSCAD_PATH: [nonEmpty, 'openscad'],
   XVFB_PATH: [nonEmpty, 'Xvfb'],
   OPENSCAD_TIMEOUT_MS: [int(500, 3_600_000), '100000'],
+  OPENSCAD_MAX_RUNNING: [int(1, 64), '2'],
   MEMORY_EXTRACTION_IDLE_MINUTES: [num(0, 1_000_000), '30'],
   // Recalls: how many may wait per session, and how long a chain of recalls scheduled by
   // recall runs may grow before scheduling from a recall is refused.

@@ -55,3 +55,33 @@ export function groupGone(pgid: number): boolean {
 export async function eventually(check: () => boolean | Promise<boolean>, pollMs = 25): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, pollMs));
 }
+
+/**
+ * The live processes descended from `pid` (children, grandchildren…), with their command names,
+ * read from /proc: what a sandbox or a shell started, whatever group or session it moved to.
+ */
+export function descendants(pid: number): Array<{ pid: number; name: string }> {
+  const parents = new Map<number, { parent: number; name: string }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const match = /^\d+ \((.*)\) (\S) (\d+)/s.exec(stat);
+      if (match && match[2] !== 'Z' && match[2] !== 'X')
+        parents.set(Number(entry), { parent: Number(match[3]), name: match[1]! });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found: Array<{ pid: number; name: string }> = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    for (const [child, { parent, name }] of parents) {
+      if (parent !== current) continue;
+      found.push({ pid: child, name });
+      queue.push(child);
+    }
+  }
+  return found;
+}

@@ -10,8 +10,16 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { FILE_NAME_META_KEY } from '../../protocol/mcp-meta.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
-import { cancellable, type Navi3dContext, openscadOrError, sessionFor, text } from './context.js';
+import {
+  cancellable,
+  confinementOrError,
+  type Navi3dContext,
+  openscadOrError,
+  sessionFor,
+  text,
+} from './context.js';
 import { createWorkspace, emptiness, openscadMessages, runOpenscad, seconds } from './openscad.js';
+import type { Confinement } from './openscad-sandbox.js';
 import { formatProblems, gatherSources, MAX_SOURCE_BYTES } from './scad-sources.js';
 import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
@@ -122,14 +130,16 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
             ...formatProblems(gathered.fileProblems, [entry.file]),
           ].join('\n'),
         );
-      return compile(context, program, entry, gathered.files, stem, signal);
+      const confinement = await confinementOrError(context, 'compile_scad');
+      if ('error' in confinement) return confinement.error;
+      return compile(context, { program, confinement }, entry, gathered.files, stem, signal);
     }),
   };
 }
 
 async function compile(
   context: Navi3dContext,
-  program: string,
+  { program, confinement }: { program: string; confinement: Confinement },
   entry: { file: string; source: string },
   files: ReadonlyMap<string, Buffer>,
   stem: string,
@@ -148,6 +158,8 @@ async function compile(
         args: ['-o', output, '--export-format', 'binstl', join(workspace.src, entry.file)],
         timeoutMs: timeout,
         signal,
+        confinement,
+        slots: context.slots,
         ...(context.onSpawn ? { onSpawn: context.onSpawn } : {}),
       });
     } catch (err) {
@@ -155,7 +167,16 @@ async function compile(
         `OpenSCAD (${program}) could not be started: ${(err as Error).message}. Check OPENSCAD_PATH.`,
       );
     }
-    if (run.aborted) return toolError('compile_scad was cancelled; OpenSCAD was stopped.');
+    if (run.aborted)
+      return toolError(
+        run.pid === undefined
+          ? 'compile_scad was cancelled while it waited for its turn; OpenSCAD never started.'
+          : 'compile_scad was cancelled; OpenSCAD was stopped.',
+      );
+    if (run.timedOut && run.pid === undefined)
+      return toolError(
+        `compile_scad waited ${seconds(timeout)} (OPENSCAD_TIMEOUT_MS) for its turn and gave up: other calls kept all ${context.slots.max} OpenSCAD processes busy (OPENSCAD_MAX_RUNNING). Try again in a moment.`,
+      );
     const said = `${run.stderr}\n${run.stdout}`;
     const messages = openscadMessages(said, workspace);
     const heard = messages.length > 0 ? ['OpenSCAD said:', ...messages] : [];

@@ -1,18 +1,26 @@
 /**
- * What the three navi-3d tools share: the settings, the session files' root, the one Xvfb,
- * and the checks every call starts with (is the program there, whose files are these).
+ * What the three navi-3d tools share: the settings, the session files' root, the one Xvfb, the
+ * sandbox decision, the OPENSCAD_MAX_RUNNING slots, and the checks every call starts with (is
+ * the program there, may it run, whose files are these).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Settings } from '../../config/settings.js';
 import { FixedDir } from '../../machine/fs/fixed-dir.js';
 import { findOpenscad, findXvfb } from '../../machine/system/find-3d-programs.js';
 import { type ToolRequest, toolError } from '../common/tool.js';
+import { type Confinement, OpenscadSandbox } from './openscad-sandbox.js';
 import { type SessionLookup, sessionOf } from './session-folder.js';
+import { Slots } from './slots.js';
 import { XvfbDisplay } from './xvfb.js';
 
 export type Navi3dSettings = Pick<
   Settings,
-  'OPENSCAD_PATH' | 'XVFB_PATH' | 'OPENSCAD_TIMEOUT_MS' | 'SESSION_FILES_DIR'
+  | 'OPENSCAD_PATH'
+  | 'XVFB_PATH'
+  | 'OPENSCAD_TIMEOUT_MS'
+  | 'OPENSCAD_MAX_RUNNING'
+  | 'SESSION_FILES_DIR'
+  | 'NAVI_SANDBOX'
 >;
 
 export interface Navi3dContext {
@@ -20,19 +28,33 @@ export interface Navi3dContext {
   /** SESSION_FILES_DIR, resolved against Navi's working folder. */
   sessionRoot: FixedDir;
   display: XvfbDisplay;
-  /** Told each OpenSCAD process id (tests watch and cancel runs with it). */
+  /** NAVI_SANDBOX applied to OpenSCAD. */
+  sandbox: OpenscadSandbox;
+  /** OpenSCAD processes running or waiting, across every session. */
+  slots: Slots;
+  /** Told each OpenSCAD process id (bwrap's, when sandboxed; tests watch and cancel runs with it). */
   onSpawn?: (pid: number) => void;
+}
+
+export interface ContextOptions {
+  /** The bubblewrap program (default `bwrap` on PATH; tests name a missing one). */
+  bwrapPath?: string;
+  /** Where the one warning about a missing sandbox goes (default stderr). */
+  warn?: (line: string) => void;
 }
 
 export function createContext(
   settings: Navi3dSettings,
   sessionFilesDir: string,
   onSpawn?: (pid: number) => void,
+  options: ContextOptions = {},
 ): Navi3dContext {
   return {
     settings,
     sessionRoot: new FixedDir(sessionFilesDir),
     display: new XvfbDisplay({ program: settings.XVFB_PATH }),
+    sandbox: new OpenscadSandbox(settings.NAVI_SANDBOX, options),
+    slots: new Slots(settings.OPENSCAD_MAX_RUNNING),
     ...(onSpawn ? { onSpawn } : {}),
   };
 }
@@ -49,6 +71,16 @@ export function xvfbOrError(context: Navi3dContext, tool: string): string | Call
   const found = findXvfb(context.settings);
   if (found.path) return found.path;
   return toolError(`${tool} cannot run: ${found.reason} compile_scad still works without it.`);
+}
+
+/** How OpenSCAD runs for this call, or the error result saying why it may not (NAVI_SANDBOX=required). */
+export async function confinementOrError(
+  context: Navi3dContext,
+  tool: string,
+): Promise<Confinement | { error: CallToolResult }> {
+  const decided = await context.sandbox.decide();
+  if ('refused' in decided) return { error: toolError(`${tool} did not run OpenSCAD. ${decided.refused}`) };
+  return decided;
 }
 
 export function sessionFor(context: Navi3dContext, request: ToolRequest | undefined): SessionLookup {

@@ -1,14 +1,18 @@
 /**
  * One OpenSCAD run in a private temporary folder: the sources are copies there, HOME points
  * there too (so no user configuration or library folder is read), OPENSCADPATH names the copy
- * of the session's files, and the run is killed, with everything it started, on timeout or
- * when the call is cancelled. Its messages are turned into what the model needs: the warnings
- * and errors with their lines, file names as the session knows them, no statistics.
+ * of the session's files, it runs inside bubblewrap when the sandbox is used
+ * (openscad-sandbox.ts), waits for one of the OPENSCAD_MAX_RUNNING slots, and is killed, with
+ * everything it started, on timeout or when the call is cancelled. Its messages are turned into
+ * what the model needs: the warnings and errors with their lines, file names as the session
+ * knows them, no statistics.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type RunProcessResult, runProcess } from '../../machine/sandbox/run-process.js';
+import { type Confinement, sandboxedOpenscad } from './openscad-sandbox.js';
+import type { Slots } from './slots.js';
 
 /** A temporary folder for one call: `src/` holds the sources, `out/` what OpenSCAD writes. */
 export interface Workspace {
@@ -21,7 +25,8 @@ export interface Workspace {
 }
 
 export async function createWorkspace(): Promise<Workspace> {
-  const root = await mkdtemp(join(tmpdir(), 'navi-3d-'));
+  // The real path: bubblewrap mounts it at the same place, so OpenSCAD's paths are ours.
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'navi-3d-')));
   const src = join(root, 'src');
   const out = join(root, 'out');
   await Promise.all([mkdir(src), mkdir(out), mkdir(join(root, 'home'))]);
@@ -44,37 +49,77 @@ export interface OpenscadOptions {
   program: string;
   workspace: Workspace;
   args: readonly string[];
+  /** The whole time the run may take, the wait for a slot included. */
   timeoutMs: number;
   signal: AbortSignal;
+  /** Inside bubblewrap, or directly (see OpenscadSandbox). */
+  confinement: Confinement;
+  /** The server's OPENSCAD_MAX_RUNNING slots; no limit without them. */
+  slots?: Slots;
   /** DISPLAY and XAUTHORITY, for runs that render an image. */
   display?: { display: string; xauthority: string };
-  /** Told the process id once it runs (tests watch it). */
+  /** Told the process id once it runs (bwrap's, when sandboxed; tests watch it). */
   onSpawn?: (pid: number) => void;
 }
 
 /** Runs OpenSCAD; rejects only when the program cannot be started at all. */
-export function runOpenscad(options: OpenscadOptions): Promise<RunProcessResult> {
-  const { workspace } = options;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: join(workspace.root, 'home'),
-    OPENSCADPATH: workspace.src,
-    LANG: 'C.UTF-8',
-  };
-  if (options.display) {
-    env.DISPLAY = options.display.display;
-    env.XAUTHORITY = options.display.xauthority;
+export async function runOpenscad(options: OpenscadOptions): Promise<RunProcessResult> {
+  const { workspace, confinement } = options;
+  const started = Date.now();
+  const slot = options.slots ? await options.slots.take(options.signal, options.timeoutMs) : () => {};
+  if (slot === 'aborted' || slot === 'timedOut') return notRun(slot);
+  try {
+    const left = options.timeoutMs - (Date.now() - started);
+    if (left <= 0) return notRun('timedOut');
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: join(workspace.root, 'home'),
+      OPENSCADPATH: workspace.src,
+      LANG: 'C.UTF-8',
+    };
+    if (options.display) {
+      env.DISPLAY = options.display.display;
+      env.XAUTHORITY = options.display.xauthority;
+    }
+    const launch =
+      confinement.use === 'bwrap'
+        ? sandboxedOpenscad(confinement.bwrapPath, {
+            program: options.program,
+            workspace: workspace.root,
+            cwd: workspace.src,
+            env,
+            ...(options.display ? { display: options.display } : {}),
+          })
+        : { command: options.program, args: [] };
+    return await runProcess({
+      command: launch.command,
+      args: [...launch.args, ...options.args],
+      cwd: workspace.src,
+      env,
+      timeoutMs: left,
+      signal: options.signal,
+      maxOutputBytes: 256 * 1024,
+      ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    });
+  } finally {
+    slot();
   }
-  return runProcess({
-    command: options.program,
-    args: options.args,
-    cwd: workspace.src,
-    env,
-    timeoutMs: options.timeoutMs,
-    signal: options.signal,
-    maxOutputBytes: 256 * 1024,
-    ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
-  });
+}
+
+/** The result of a run that never started: cancelled, or out of time, while waiting for a slot. */
+function notRun(why: 'aborted' | 'timedOut'): RunProcessResult {
+  return {
+    stdout: '',
+    stderr: '',
+    exitCode: null,
+    signal: null,
+    timedOut: why === 'timedOut',
+    aborted: why === 'aborted',
+    stdoutDropped: 0,
+    stderrDropped: 0,
+    outputLimitHit: false,
+    pid: undefined,
+  };
 }
 
 /** Lines OpenSCAD writes about the model (rather than about its caches and timings). */

@@ -11,6 +11,7 @@ import { FILE_NAME_META_KEY } from '../../protocol/mcp-meta.js';
 import { type ShippedTool, toolError } from '../common/tool.js';
 import {
   cancellable,
+  confinementOrError,
   type Navi3dContext,
   openscadOrError,
   sessionFor,
@@ -18,6 +19,7 @@ import {
   xvfbOrError,
 } from './context.js';
 import { createWorkspace, openscadMessages, runOpenscad, seconds, type Workspace } from './openscad.js';
+import type { Confinement } from './openscad-sandbox.js';
 import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
 import { type Display, XvfbError } from './xvfb.js';
@@ -111,14 +113,22 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
         throw err;
       }
       if (stats.triangles === 0) return toolError(`${file} holds no triangles: there is nothing to see.`);
-      return render(context, openscad, file, stl, stats, views, signal);
+      const confinement = await confinementOrError(context, 'render_stl');
+      if ('error' in confinement) return confinement.error;
+      return render(context, { program: openscad, confinement }, file, stl, stats, views, signal);
     }),
   };
 }
 
+/** The OpenSCAD executable and how it runs (in bubblewrap or directly). */
+interface Runner {
+  program: string;
+  confinement: Confinement;
+}
+
 async function render(
   context: Navi3dContext,
-  program: string,
+  runner: Runner,
   file: string,
   stl: Buffer,
   stats: ReturnType<typeof parseStl>,
@@ -145,14 +155,14 @@ async function render(
       throw err;
     }
     const shots = await Promise.all(
-      views.map((view) => shoot(context, program, workspace, view, display, deadline, signal)),
+      views.map((view) => shoot(context, runner, workspace, view, display, deadline, signal)),
     );
     if (signal.aborted) return toolError('render_stl was cancelled; OpenSCAD was stopped.');
     const failed = shots.find((s) => 'error' in s);
     if (failed && 'error' in failed) {
       if (failed.timedOut)
         return toolError(
-          `Rendering ${file} did not finish within ${seconds(timeout)} (OPENSCAD_TIMEOUT_MS) and was stopped. A model this detailed renders slowly: ask for fewer views, or make the model lighter.`,
+          `Rendering ${file} did not finish within ${seconds(timeout)} (OPENSCAD_TIMEOUT_MS) and was stopped. A model this detailed renders slowly: ask for fewer views, or make the model lighter.${shots.some((s) => 'waited' in s && s.waited) ? ` Part of the time went waiting for a turn: at most ${context.slots.max} OpenSCAD processes run at once (OPENSCAD_MAX_RUNNING), for every session.` : ''}`,
         );
       return toolError(`OpenSCAD could not render ${file}: ${failed.error}`);
     }
@@ -182,12 +192,13 @@ async function render(
   }
 }
 
-type Shot = { png: Buffer } | { error: string; timedOut?: boolean };
+/** `waited`: the time ran out before OpenSCAD got its turn (OPENSCAD_MAX_RUNNING). */
+type Shot = { png: Buffer } | { error: string; timedOut?: boolean; waited?: boolean };
 
 /** One picture; when the screen died under it, the screen is started again and it is tried once more. */
 async function shoot(
   context: Navi3dContext,
-  program: string,
+  { program, confinement }: Runner,
   workspace: Workspace,
   view: ViewName,
   display: Display,
@@ -216,6 +227,8 @@ async function shoot(
         ],
         timeoutMs: left,
         signal,
+        confinement,
+        slots: context.slots,
         display,
         ...(context.onSpawn ? { onSpawn: context.onSpawn } : {}),
       });
@@ -225,7 +238,7 @@ async function shoot(
       };
     }
     if (run.aborted) return { error: 'cancelled' };
-    if (run.timedOut) return { error: 'out of time', timedOut: true };
+    if (run.timedOut) return { error: 'out of time', timedOut: true, ...(run.pid ? {} : { waited: true }) };
     const png = run.exitCode === 0 ? await readFile(output).catch(() => undefined) : undefined;
     if (png?.subarray(0, 8).equals(PNG_SIGNATURE)) return { png };
     // The screen may have gone away between calls (killed, crashed): a new one, and once more.
