@@ -64,6 +64,15 @@ beforeAll(() => {
   // A stand-in for OpenSCAD that never finishes, and starts a child that must die with it.
   writeFileSync(join(root, 'stuck-openscad'), '#!/bin/sh\nsleep 300 &\nsleep 300\n');
   chmodSync(join(root, 'stuck-openscad'), 0o755);
+  // Stand-ins that die of SIGSEGV: the first only on its first run (it leaves a mark in the
+  // call's work folder, then draws a picture's first bytes), the second every time.
+  writeFileSync(
+    join(root, 'crash-once-openscad'),
+    '#!/bin/sh\nmark="$OPENSCADPATH/../out/crashed"\nif [ -e "$mark" ]; then printf "\\211PNG\\r\\n\\032\\n" > "$2"; exit 0; fi\ntouch "$mark"\nkill -SEGV $$\n',
+  );
+  writeFileSync(join(root, 'crash-openscad'), '#!/bin/sh\nkill -SEGV $$\n');
+  chmodSync(join(root, 'crash-once-openscad'), 0o755);
+  chmodSync(join(root, 'crash-openscad'), 0o755);
 });
 
 afterAll(async () => {
@@ -239,6 +248,26 @@ describe.skipIf(
     expect([...seen.values()].filter((name) => name === 'sleep').length).toBeGreaterThanOrEqual(2);
     // bwrap's init inside may still be on its way out once the call has returned; it goes.
     await eventually(() => [...seen.keys()].every(processGone));
+  });
+
+  it('draws a view once more when OpenSCAD crashed, and only once', async () => {
+    let spawned = 0;
+    const once = renderStlTool(
+      context({ OPENSCAD_PATH: join(root, 'crash-once-openscad') }, () => spawned++),
+    );
+    const drawn = await once.handler({ path: 'probe.stl', views: ['top'] }, noSignal, inSession);
+    expect(drawn.isError, text(drawn)).toBeFalsy();
+    expect(Buffer.from(images(drawn)[0]!.data, 'base64').subarray(0, 4).toString('latin1')).toBe('\x89PNG');
+    expect(spawned).toBe(2);
+
+    spawned = 0;
+    const always = renderStlTool(context({ OPENSCAD_PATH: join(root, 'crash-openscad') }, () => spawned++));
+    const failed = await always.handler({ path: 'probe.stl', views: ['top'] }, noSignal, inSession);
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toMatch(
+      /OpenSCAD could not render probe\.stl: the top view failed \(exit (139|SIGSEGV)\)/,
+    );
+    expect(spawned).toBe(2);
   });
 
   it('refuses bad paths and files that are not STLs, saying why', async () => {

@@ -250,6 +250,9 @@ async function shoot(
         return { error: err instanceof Error ? err.message : String(err) };
       }
     }
+    // OpenSCAD 2021.01 now and then dies of a signal while drawing (exit 139, SIGSEGV; bwrap
+    // reports its program's death by signal n as 128 + n): once more.
+    if (attempt === 0 && (run.signal !== null || (run.exitCode ?? 0) > 128)) continue;
     const said = openscadMessages(`${run.stderr}\n${run.stdout}`, workspace);
     const raw = `${run.stderr}`.trim().split('\n').slice(-3).join(' / ');
     return {
