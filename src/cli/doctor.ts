@@ -131,7 +131,7 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
     return {
       name: 'sandbox',
       level: 'warn',
-      detail: 'NAVI_SANDBOX=off: terminal and code_exec run unconfined',
+      detail: "NAVI_SANDBOX=off: terminal, code_exec and navi-3d's OpenSCAD run unconfined",
     };
   }
   const probe = await probeBwrap();
@@ -153,7 +153,7 @@ async function checkSandbox(settings: Settings): Promise<CheckResult> {
   return {
     name: 'sandbox',
     level: settings.NAVI_SANDBOX === 'required' ? 'fail' : 'warn',
-    detail: `bubblewrap unavailable (${probe.reason}); terminal and code_exec ask before every call. Install it with apt-get install bubblewrap.`,
+    detail: `bubblewrap unavailable (${probe.reason}); terminal and code_exec ask before every call, and navi-3d ${settings.NAVI_SANDBOX === 'required' ? 'refuses to run OpenSCAD' : 'runs OpenSCAD unconfined'}. Install it with apt-get install bubblewrap.`,
   };
 }
 
