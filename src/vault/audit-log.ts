@@ -55,8 +55,7 @@ export class AuditLog {
     const line = Buffer.from(`${JSON.stringify(entry)}\n`, 'utf8');
     let fd: number | undefined;
     try {
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      fd = openSync(this.path, 'a', 0o600);
+      fd = this.openForAppend();
       let written = 0;
       while (written < line.length) written += writeSync(fd, line, written);
       fsyncSync(fd);
@@ -69,6 +68,17 @@ export class AuditLog {
       );
     } finally {
       if (fd !== undefined) closeSync(fd);
+    }
+  }
+
+  /** The folder is made only when the file cannot be opened for lack of it, not on every entry. */
+  private openForAppend(): number {
+    try {
+      return openSync(this.path, 'a', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      return openSync(this.path, 'a', 0o600);
     }
   }
 
