@@ -6,7 +6,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Settings } from '../../config/settings.js';
 import { FixedDir } from '../../machine/fs/fixed-dir.js';
-import { findOpenscad, findXvfb } from '../../machine/system/find-3d-programs.js';
+import { findOpenscad, findXvfb, type ProgramStatus } from '../../machine/system/find-3d-programs.js';
 import { type ToolRequest, toolError } from '../common/tool.js';
 import { type Confinement, OpenscadSandbox } from './openscad-sandbox.js';
 import { type SessionLookup, sessionOf } from './session-folder.js';
@@ -34,6 +34,9 @@ export interface Navi3dContext {
   slots: Slots;
   /** Told each OpenSCAD process id (bwrap's, when sandboxed; tests watch and cancel runs with it). */
   onSpawn?: (pid: number) => void;
+  /** Where OpenSCAD and Xvfb are (see `foundOnce`). */
+  openscad: () => ProgramStatus;
+  xvfb: () => ProgramStatus;
 }
 
 export interface ContextOptions {
@@ -56,19 +59,35 @@ export function createContext(
     sandbox: new OpenscadSandbox(settings.NAVI_SANDBOX, options),
     slots: new Slots(settings.OPENSCAD_MAX_RUNNING),
     ...(onSpawn ? { onSpawn } : {}),
+    openscad: foundOnce(() => findOpenscad(settings)),
+    xvfb: foundOnce(() => findXvfb(settings)),
+  };
+}
+
+/**
+ * A program found stays found for the server's life, so a call does not walk PATH again; a
+ * missing one is looked for on each call, so installing it needs no restart.
+ */
+function foundOnce(find: () => ProgramStatus): () => ProgramStatus {
+  let found: ProgramStatus | undefined;
+  return () => {
+    if (found) return found;
+    const status = find();
+    if (status.path) found = status;
+    return status;
   };
 }
 
 /** The OpenSCAD executable, or the error result saying it is missing and how to install it. */
 export function openscadOrError(context: Navi3dContext, tool: string): string | CallToolResult {
-  const found = findOpenscad(context.settings);
+  const found = context.openscad();
   if (found.path) return found.path;
   return toolError(`${tool} cannot run: ${found.reason} lint_scad still works without it.`);
 }
 
 /** The Xvfb executable, or the error result saying it is missing and how to install it. */
 export function xvfbOrError(context: Navi3dContext, tool: string): string | CallToolResult {
-  const found = findXvfb(context.settings);
+  const found = context.xvfb();
   if (found.path) return found.path;
   return toolError(`${tool} cannot run: ${found.reason} compile_scad still works without it.`);
 }
