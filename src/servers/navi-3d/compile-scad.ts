@@ -18,8 +18,15 @@ import {
   sessionFor,
   text,
 } from './context.js';
-import { createWorkspace, emptiness, openscadMessages, runOpenscad, seconds } from './openscad.js';
-import type { Confinement } from './openscad-sandbox.js';
+import {
+  createWorkspace,
+  emptiness,
+  notStarted,
+  openscadMessages,
+  type Runner,
+  runOpenscad,
+  seconds,
+} from './openscad.js';
 import { formatProblems, gatherSources, MAX_SOURCE_BYTES } from './scad-sources.js';
 import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
@@ -139,7 +146,7 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
 
 async function compile(
   context: Navi3dContext,
-  { program, confinement }: { program: string; confinement: Confinement },
+  { program, confinement }: Runner,
   entry: { file: string; source: string },
   files: ReadonlyMap<string, Buffer>,
   stem: string,
@@ -163,9 +170,7 @@ async function compile(
         ...(context.onSpawn ? { onSpawn: context.onSpawn } : {}),
       });
     } catch (err) {
-      return toolError(
-        `OpenSCAD (${program}) could not be started: ${(err as Error).message}. Check OPENSCAD_PATH.`,
-      );
+      return toolError(notStarted(program, err));
     }
     if (run.aborted)
       return toolError(

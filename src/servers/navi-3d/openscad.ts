@@ -45,6 +45,17 @@ export async function createWorkspace(): Promise<Workspace> {
   };
 }
 
+/** The OpenSCAD executable and how it runs (in bubblewrap or directly). */
+export interface Runner {
+  program: string;
+  confinement: Confinement;
+}
+
+/** What a call says when `runOpenscad` rejects: the program could not be started at all. */
+export function notStarted(program: string, err: unknown): string {
+  return `OpenSCAD (${program}) could not be started: ${(err as Error).message}. Check OPENSCAD_PATH.`;
+}
+
 export interface OpenscadOptions {
   program: string;
   workspace: Workspace;

@@ -18,8 +18,15 @@ import {
   text,
   xvfbOrError,
 } from './context.js';
-import { createWorkspace, openscadMessages, runOpenscad, seconds, type Workspace } from './openscad.js';
-import type { Confinement } from './openscad-sandbox.js';
+import {
+  createWorkspace,
+  notStarted,
+  openscadMessages,
+  type Runner,
+  runOpenscad,
+  seconds,
+  type Workspace,
+} from './openscad.js';
 import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
 import { type Display, XvfbError } from './xvfb.js';
@@ -118,12 +125,6 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
       return render(context, { program: openscad, confinement }, file, stl, stats, views, signal);
     }),
   };
-}
-
-/** The OpenSCAD executable and how it runs (in bubblewrap or directly). */
-interface Runner {
-  program: string;
-  confinement: Confinement;
 }
 
 async function render(
@@ -233,9 +234,7 @@ async function shoot(
         ...(context.onSpawn ? { onSpawn: context.onSpawn } : {}),
       });
     } catch (err) {
-      return {
-        error: `OpenSCAD (${program}) could not be started: ${(err as Error).message}. Check OPENSCAD_PATH.`,
-      };
+      return { error: notStarted(program, err) };
     }
     if (run.aborted) return { error: 'cancelled' };
     if (run.timedOut) return { error: 'out of time', timedOut: true, ...(run.pid ? {} : { waited: true }) };
