@@ -10,8 +10,6 @@ import type { FormField, FormOption, FormPayload } from '../../../src/protocol/u
 
 export type FieldValue = string | number | boolean | string[] | null;
 
-const FIELD_TYPES: readonly FormFieldType[] = FORM_FIELD_TYPES;
-
 function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
@@ -52,7 +50,7 @@ export function parseFormPayload(payload: unknown): FormPayload | null {
     const f = raw as Record<string, unknown>;
     const name = str(f.name);
     if (!name) continue;
-    const type = FIELD_TYPES.includes(f.type as FormFieldType) ? (f.type as FormFieldType) : 'text';
+    const type = FORM_FIELD_TYPES.includes(f.type as FormFieldType) ? (f.type as FormFieldType) : 'text';
     fields.push({
       name,
       label: str(f.label) ?? name,
