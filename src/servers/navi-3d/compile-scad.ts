@@ -28,7 +28,7 @@ import {
   seconds,
 } from './openscad.js';
 import { formatProblems, gatherSources, MAX_SOURCE_BYTES } from './scad-sources.js';
-import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
+import { NO_SESSION, readNamedFile } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
 
 /** Longest source accepted as `code`. */
@@ -109,23 +109,24 @@ export function compileScadTool(context: Navi3dContext): ShippedTool<typeof inpu
           return toolError(
             `compile_scad cannot read ${JSON.stringify(path).slice(0, 200)}: ${NO_SESSION} Pass the OpenSCAD source itself as code, without includes.`,
           );
-        try {
-          const file = splitRelative(path).join('/');
-          if (!file.toLowerCase().endsWith('.scad'))
-            return toolError(
+        const named = await readNamedFile(
+          session.folder,
+          'compile_scad',
+          path,
+          {
+            extension: '.scad',
+            wrongKind: (file) =>
               `${file} is not a .scad file: compile_scad compiles OpenSCAD sources (.scad). To look at an STL, use render_stl.`,
-            );
-          const data = await session.folder.read(file, MAX_SOURCE_BYTES, signal);
-          if (!data)
-            return toolError(
+            missing: (file) =>
               `There is no file ${file} among the session's files. Write it there first, or pass its source as code.`,
-            );
-          if (data.includes(0)) return toolError(`${file} is not text, so it is not OpenSCAD source.`);
-          entry = { file, source: data.toString('utf8') };
-        } catch (err) {
-          if (err instanceof FileRefused) return toolError(`compile_scad cannot read it: ${err.message}`);
-          throw err;
-        }
+          },
+          MAX_SOURCE_BYTES,
+          signal,
+        );
+        if ('error' in named) return toolError(named.error);
+        if (named.data.includes(0))
+          return toolError(`${named.file} is not text, so it is not OpenSCAD source.`);
+        entry = { file: named.file, source: named.data.toString('utf8') };
       } else entry = { file: 'code.scad', source: code!, inline: true };
 
       const stem = stlStem(args.name, path);

@@ -27,7 +27,7 @@ import {
   seconds,
   type Workspace,
 } from './openscad.js';
-import { FileRefused, NO_SESSION, splitRelative } from './session-folder.js';
+import { NO_SESSION, readNamedFile } from './session-folder.js';
 import { describeStats, parseStl, StlError } from './stl.js';
 import { type Display, XvfbError } from './xvfb.js';
 
@@ -95,23 +95,22 @@ export function renderStlTool(context: Navi3dContext): ShippedTool<typeof inputS
       if (session.kind === 'refused') return toolError(session.reason);
       if (session.kind === 'none')
         return toolError(`render_stl cannot read ${JSON.stringify(args.path).slice(0, 200)}: ${NO_SESSION}`);
-      let file: string;
-      let stl: Buffer | undefined;
-      try {
-        file = splitRelative(args.path).join('/');
-        if (!file.toLowerCase().endsWith('.stl'))
-          return toolError(
+      const named = await readNamedFile(
+        session.folder,
+        'render_stl',
+        args.path,
+        {
+          extension: '.stl',
+          wrongKind: (file) =>
             `${file} is not an .stl file: render_stl renders STL files. Compile a .scad file with compile_scad first, then render the STL it makes.`,
-          );
-        stl = await session.folder.read(file, MAX_RENDER_STL_BYTES, signal);
-      } catch (err) {
-        if (err instanceof FileRefused) return toolError(`render_stl cannot read it: ${err.message}`);
-        throw err;
-      }
-      if (!stl)
-        return toolError(
-          `There is no file ${file} among the session's files. Compile one with compile_scad, or use the name it was saved under.`,
-        );
+          missing: (file) =>
+            `There is no file ${file} among the session's files. Compile one with compile_scad, or use the name it was saved under.`,
+        },
+        MAX_RENDER_STL_BYTES,
+        signal,
+      );
+      if ('error' in named) return toolError(named.error);
+      const { file, data: stl } = named;
       let stats: ReturnType<typeof parseStl>;
       try {
         stats = parseStl(stl);

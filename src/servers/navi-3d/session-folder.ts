@@ -184,3 +184,34 @@ export class SessionFolder {
     throw err;
   }
 }
+
+/** What a tool says of the file its `path` argument names, when it is not the kind it takes or not there. */
+export interface NamedFileWords {
+  /** The extension the tool takes, lower case with its dot (`.scad`). */
+  extension: string;
+  wrongKind(file: string): string;
+  missing(file: string): string;
+}
+
+/**
+ * The file a tool's `path` argument names, as the session knows it (`lib/a.scad`), with its
+ * data; or the sentence the call fails with (a refused path names `tool`).
+ */
+export async function readNamedFile(
+  folder: SessionFolder,
+  tool: string,
+  path: string,
+  words: NamedFileWords,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<{ file: string; data: Buffer } | { error: string }> {
+  try {
+    const file = splitRelative(path).join('/');
+    if (!file.toLowerCase().endsWith(words.extension)) return { error: words.wrongKind(file) };
+    const data = await folder.read(file, maxBytes, signal);
+    return data ? { file, data } : { error: words.missing(file) };
+  } catch (err) {
+    if (err instanceof FileRefused) return { error: `${tool} cannot read it: ${err.message}` };
+    throw err;
+  }
+}
