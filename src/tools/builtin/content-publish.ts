@@ -10,21 +10,14 @@ import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
 import { isTextMime, mimeTypeOf } from '../../machine/fs/mime.js';
+import type { PublishedContent } from '../../protocol/rest.js';
 import type { FileStore } from '../../store/types.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
 import { fail, ok } from '../types.js';
 import { sessionFileUrl } from './share-file.js';
 
-export type PublishedKind = 'image' | 'markdown' | 'html' | 'text' | 'pdf' | 'model';
-
-/** What a client needs to render a published file; stored as `metadata.published`. */
-export interface PublishedContent {
-  name: string;
-  url: string;
-  kind: PublishedKind;
-  mime_type: string;
-  title: string;
-}
+// `metadata.published` is what a client renders, so its shape is the protocol's.
+type PublishedKind = PublishedContent['kind'];
 
 export interface ContentPublishToolDeps {
   settings: Pick<Settings, 'SESSION_FILES_DIR'>;
