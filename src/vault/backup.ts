@@ -198,11 +198,7 @@ function checkBackupSecret(value: unknown, index: number, file: string): PlainSe
   }
 }
 
-/**
- * Merges a backup into the vault by id: a secret the vault lacks is added, one it holds in an
- * older version is replaced, one it holds as new or newer is kept. One transaction, its
- * `import` audit entry written before it commits.
- */
+/** Merges a backup into the vault by id (see `UnlockedVault.importSecrets`). */
 export function importVault(
   options: VaultOptions,
   file: string,
@@ -217,27 +213,12 @@ export function importVault(
   const secrets = readBackup(file, passphrase);
   const vault = openUnlockedVault(options);
   try {
-    return vault.db.write(() => {
-      const counts: ImportCounts = { added: 0, updated: 0, skipped: 0 };
-      for (const secret of secrets) {
-        const stored = vault.db.secret(secret.id);
-        if (stored && stored.updated_at >= secret.updated_at) {
-          counts.skipped++;
-          continue;
-        }
-        vault.putSecret(secret);
-        if (stored) counts.updated++;
-        else counts.added++;
-      }
-      vault.record(
-        {
-          action: 'import',
-          detail: `added ${counts.added}, updated ${counts.updated}, skipped ${counts.skipped} from ${basename(file)} in ${dirname(resolve(file))}`,
-        },
-        audit,
-      );
-      return counts;
-    });
+    return vault.importSecrets(
+      secrets,
+      (counts) =>
+        `added ${counts.added}, updated ${counts.updated}, skipped ${counts.skipped} from ${basename(file)} in ${dirname(resolve(file))}`,
+      audit,
+    );
   } finally {
     vault.close();
   }

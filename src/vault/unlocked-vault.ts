@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type AuditEvent, AuditLog, auditEntry } from './audit-log.js';
+import type { ImportCounts } from './backup.js';
 import { fieldAad, IntegrityError, open, seal } from './crypto.js';
 import {
   type AuditContext,
@@ -57,7 +58,7 @@ export class UnlockedVault implements Vault {
   private closed = false;
 
   constructor(
-    readonly db: VaultDb,
+    private readonly db: VaultDb,
     private readonly dataKey: Buffer,
     private readonly state: Extract<VaultState, { state: 'unlocked' }>,
     auditLogPath: string,
@@ -220,15 +221,41 @@ export class UnlockedVault implements Vault {
     }));
   }
 
-  /** Writes a secret as given (a backup's), replacing any stored one with its id. Call inside `db.write`. */
-  putSecret(secret: PlainSecret): void {
-    const row: SecretRow = { ...secret, tags: JSON.stringify(secret.tags) };
-    if (this.db.secret(secret.id)) this.db.updateSecret(row);
-    else this.db.insertSecret(row);
-    this.db.replaceFields(
-      secret.id,
-      secret.fields.map((f) => this.storeField(secret.id, f)),
-    );
+  /**
+   * Merges secrets (a backup's) by id: one the vault lacks is added, one it holds in an older
+   * version is replaced, one it holds as new or newer is kept. One transaction, its `import`
+   * audit entry (whose detail `describe` writes from the counts) appended before it commits.
+   */
+  importSecrets(
+    secrets: PlainSecret[],
+    describe: (counts: ImportCounts) => string,
+    audit: AuditContext,
+  ): ImportCounts {
+    this.ensureOpen();
+    return this.db.write(() => {
+      const counts: ImportCounts = { added: 0, updated: 0, skipped: 0 };
+      for (const secret of secrets) {
+        const stored = this.db.secret(secret.id);
+        if (stored && stored.updated_at >= secret.updated_at) {
+          counts.skipped++;
+          continue;
+        }
+        const row: SecretRow = { ...secret, tags: JSON.stringify(secret.tags) };
+        if (stored) {
+          this.db.updateSecret(row);
+          counts.updated++;
+        } else {
+          this.db.insertSecret(row);
+          counts.added++;
+        }
+        this.db.replaceFields(
+          secret.id,
+          secret.fields.map((f) => this.storeField(secret.id, f)),
+        );
+      }
+      this.record({ action: 'import', detail: describe(counts) }, audit);
+      return counts;
+    });
   }
 
   /** Appends an audit entry; inside a transaction, a failure rolls the change back. */
