@@ -3,8 +3,8 @@
  * chromium`) rather than downloading one of its own; CHROMIUM_PATH names another binary. Used by
  * navi-web's web_view and by `navi doctor`, which warns when there is none.
  */
-import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { executable } from '../system/executable.js';
 
 /** Flags for a headless Chromium that runs unattended: no GPU, no sync, no updates, no first-run UI. */
 export const HEADLESS_CHROMIUM_ARGS = [
@@ -34,15 +34,6 @@ export interface ChromiumStatus {
   available: boolean;
   path?: string;
   reason?: string;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The Chromium to use: CHROMIUM_PATH when set, else the first one found in the usual places and on PATH. */

@@ -3,9 +3,9 @@
  * under the other) and for `navi doctor`, which warns when either is missing. OPENSCAD_PATH and
  * XVFB_PATH name a program on PATH or a path to one.
  */
-import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Settings } from '../../config/settings.js';
+import { executable } from './executable.js';
 
 /** How to get both programs on Debian and Ubuntu. */
 export const INSTALL_3D_PROGRAMS = 'apt-get install openscad xvfb xauth';
@@ -16,15 +16,6 @@ export interface ProgramStatus {
   path?: string;
   /** Why it is not available: what was looked for, and how to install it. */
   reason?: string;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**
