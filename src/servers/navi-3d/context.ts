@@ -52,15 +52,21 @@ export function createContext(
   onSpawn?: (pid: number) => void,
   options: ContextOptions = {},
 ): Navi3dContext {
+  const xvfb = foundOnce(() => findXvfb(settings));
   return {
     settings,
     sessionRoot: new FixedDir(sessionFilesDir),
-    display: new XvfbDisplay({ program: settings.XVFB_PATH }),
+    // The Xvfb found (a relative XVFB_PATH means Navi's working folder), read when it starts.
+    display: new XvfbDisplay({
+      get program() {
+        return xvfb().path ?? settings.XVFB_PATH;
+      },
+    }),
     sandbox: new OpenscadSandbox(settings.NAVI_SANDBOX, options),
     slots: new Slots(settings.OPENSCAD_MAX_RUNNING),
     ...(onSpawn ? { onSpawn } : {}),
     openscad: foundOnce(() => findOpenscad(settings)),
-    xvfb: foundOnce(() => findXvfb(settings)),
+    xvfb,
   };
 }
 
