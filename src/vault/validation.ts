@@ -199,17 +199,7 @@ export function checkQuery(value: unknown): CheckedQuery {
       `query must be text of at most ${LIMITS.query} characters: words from the name, tags or plain fields`,
     );
   const words = typeof q.query === 'string' ? q.query.toLowerCase().split(/\s+/).filter(Boolean) : [];
-  let limit: number = LIMITS.searchDefault;
-  if (q.limit !== undefined) {
-    if (
-      typeof q.limit !== 'number' ||
-      !Number.isInteger(q.limit) ||
-      q.limit < 1 ||
-      q.limit > LIMITS.searchMax
-    )
-      throw invalid(`limit must be a whole number from 1 to ${LIMITS.searchMax}`);
-    limit = q.limit;
-  }
+  const limit = checkLimit(q.limit, LIMITS.searchDefault, LIMITS.searchMax);
   const includeArchived = q.includeArchived === true;
   let statuses: SecretStatus[] = includeArchived ? [...SECRET_STATUSES] : ['actual', 'outdated'];
   if (q.status !== undefined) {
@@ -247,20 +237,18 @@ export function checkAuditContext(value: unknown): AuditContext {
   return ctx;
 }
 
+/** A whole number from 1 to `max`, `fallback` when absent. */
+function checkLimit(value: unknown, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
+    throw invalid(`limit must be a whole number from 1 to ${max}`);
+  return value;
+}
+
 /** The newest-first audit query: `limit` 1–1000 (default 100), `secret_id` a UUID when given. */
 export function checkAuditQuery(value: unknown): { limit: number; secretId?: string } {
   if (value === undefined) return { limit: LIMITS.auditDefault };
   if (!isRecord(value)) throw invalid('an audit query must be an object { limit?, secret_id? }');
-  let limit: number = LIMITS.auditDefault;
-  if (value.limit !== undefined) {
-    if (
-      typeof value.limit !== 'number' ||
-      !Number.isInteger(value.limit) ||
-      value.limit < 1 ||
-      value.limit > LIMITS.auditMax
-    )
-      throw invalid(`limit must be a whole number from 1 to ${LIMITS.auditMax}`);
-    limit = value.limit;
-  }
+  const limit = checkLimit(value.limit, LIMITS.auditDefault, LIMITS.auditMax);
   return value.secret_id === undefined ? { limit } : { limit, secretId: parseId(value.secret_id) };
 }
