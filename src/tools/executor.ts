@@ -174,9 +174,9 @@ export class ToolExecutor {
    */
   private finish(result: ToolResult, tool: string, secretsTool: boolean): ToolResult {
     const max = this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
-    const revealed = takeRevealed(result);
-    const secrets =
-      this.deps.secrets?.size && !(secretsTool && revealed.length > 0) ? this.deps.secrets : undefined;
+    // Only a secrets tool may reveal; another tool's `metadata.revealed` is dropped unread.
+    const revealed = secretsTool ? takeRevealed(result) : [];
+    const secrets = this.deps.secrets?.size && revealed.length === 0 ? this.deps.secrets : undefined;
     const final: ToolResult = { ...result, output: truncate(result.output, max, secrets) };
     if (final.error !== undefined) final.error = truncate(final.error, max, secrets);
     if (secrets && final.metadata !== undefined) {
@@ -193,9 +193,8 @@ export class ToolExecutor {
       if (Object.keys(rest).length > 0) final.metadata = rest;
       else delete final.metadata;
     }
-    if (secretsTool)
-      for (const { label, value } of revealed)
-        this.deps.secrets?.add(label, value, MIN_REFERENCED_SECRET_LENGTH);
+    for (const { label, value } of revealed)
+      this.deps.secrets?.add(label, value, MIN_REFERENCED_SECRET_LENGTH);
     return final;
   }
 
