@@ -12,7 +12,7 @@ import { extension } from 'mime-types';
 import { safeFileName } from '../machine/fs/mime.js';
 import { FILE_NAME_META_KEY } from '../protocol/mcp-meta.js';
 import type { SessionFile } from '../protocol/rest.js';
-import type { SessionFileWriter } from '../tools/session-file-writer.js';
+import { type SessionFileWriter, sharedFileOf } from '../tools/session-file-writer.js';
 import type { ToolContext, ToolResult } from '../tools/types.js';
 
 /**
@@ -98,7 +98,7 @@ export async function keepResultFiles(
   for (const file of files) {
     try {
       const saved = await writer.save(ctx.sessionId, file.name, Buffer.from(file.data, 'base64'), ctx.signal);
-      shared.push({ name: saved.name, url: saved.url, size: saved.size, mime_type: saved.mime_type });
+      shared.push(sharedFileOf(saved));
       notes.push(`[Saved "${file.name}" as the session file "${saved.name}" (${saved.url}).]`);
     } catch (err) {
       notes.push(

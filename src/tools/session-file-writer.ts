@@ -12,6 +12,7 @@ import { codeOf, mkdirAt, openDirAt, openFileAt, unlinkAt } from '../machine/fs/
 import { FixedDir } from '../machine/fs/fixed-dir.js';
 import { mimeTypeOf } from '../machine/fs/mime.js';
 import { PathRefusedError } from '../machine/fs/path-guard.js';
+import type { SessionFile } from '../protocol/rest.js';
 import type { FileStore, SessionFileRecord } from '../store/types.js';
 
 export interface SavedSessionFile {
@@ -20,6 +21,11 @@ export interface SavedSessionFile {
   size: number;
   mime_type: string;
   expires_at: string;
+}
+
+/** A saved file as a tool result's metadata names it (`shared_file`, `shared_files`). */
+export function sharedFileOf(saved: SavedSessionFile): SessionFile {
+  return { name: saved.name, url: saved.url, size: saved.size, mime_type: saved.mime_type };
 }
 
 /** Download path of a session file, as the REST API serves it. */

@@ -15,7 +15,7 @@ import { PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
 import type { ScratchDirs } from '../../machine/sandbox/scratch-dirs.js';
 import type { FileStore } from '../../store/types.js';
 import { defineTool, type TypedTool } from '../define-tool.js';
-import { type SavedSessionFile, SessionFileWriter } from '../session-file-writer.js';
+import { type SavedSessionFile, SessionFileWriter, sharedFileOf } from '../session-file-writer.js';
 import { fail, ok } from '../types.js';
 
 export interface ShareFileToolDeps {
@@ -110,7 +110,7 @@ export function createShareFileTool(deps: ShareFileToolDeps): TypedTool<typeof p
         return ok(
           `Shared ${source.path} as "${saved.name}" (${data.length} bytes). Download link: ${saved.url} ` +
             `(kept until ${saved.expires_at}). Use content_publish with name "${saved.name}" to show it inline.`,
-          { shared_file: { name: saved.name, url: saved.url, size: saved.size, mime_type: saved.mime_type } },
+          { shared_file: sharedFileOf(saved) },
         );
       } finally {
         await handle.close();
