@@ -22,7 +22,9 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
     append: (sessionId, entries: BufferedMessage[]) =>
       store.append(
         sessionId,
-        entries.map((entry) => ({ ...entry, message: mask<StoredMessage>(entry.message) })),
+        secrets.size === 0
+          ? entries
+          : entries.map((entry) => ({ ...entry, message: mask<StoredMessage>(entry.message) })),
       ),
     updateMessage: (sessionId, messageId, patch: MessagePatch) =>
       store.updateMessage(sessionId, messageId, mask(patch)),
