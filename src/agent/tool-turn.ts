@@ -9,6 +9,7 @@ import type { PublishedContent, UiComponent } from '../protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle, ToolResult } from '../tools/types.js';
+import { isRecord } from '../util/is-record.js';
 import type { RunState } from './run-state.js';
 
 export interface ToolTurnDeps {
@@ -92,10 +93,6 @@ export function resultFields(
     ...(isPublished(published) ? { published } : {}),
     ...(Object.keys(rest).length > 0 ? { tool_metadata: rest } : {}),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isUiComponent(value: unknown): value is UiComponent {

@@ -6,6 +6,7 @@
  * tool message and handed to every client that opens the session.
  */
 import { type ValidUiComponent, validateUiComponent } from '../protocol/ui-components.js';
+import { isRecord } from '../util/is-record.js';
 
 /** A component larger than this is not kept on the message (the shipped server's cap is 1 MB). */
 export const MAX_UI_COMPONENT_CHARS = 2_000_000;
@@ -19,10 +20,6 @@ export interface Envelope {
   component?: ValidUiComponent;
   /** Why the envelope's component was left out, for the model to read. */
   note?: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The envelope in `text`, or undefined when `text` is not one (it is then ordinary text). */

@@ -6,6 +6,8 @@
  * balanced `{…}` object outside strings and parses each on its own. An object cut off by the end
  * of the answer never closes, so it is left out while the complete ones before it are kept.
  */
+
+import { isRecord } from '../util/is-record.js';
 import { MAX_CATEGORY_LENGTH, MAX_KEY_LENGTH, normaliseName, normaliseValue } from './normalise.js';
 
 export interface ParsedFact {
@@ -111,10 +113,6 @@ function withoutTrailingCommas(text: string): string {
     out += c;
   }
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function field(obj: Record<string, unknown>, names: readonly string[]): unknown {

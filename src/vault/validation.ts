@@ -3,6 +3,8 @@
  * backups). Inputs are `unknown`: a hostile or confused caller gets `VaultError('invalid')`
  * saying what was wrong and what to send instead, never a crash.
  */
+
+import { isRecord } from '../util/is-record.js';
 import {
   type AuditContext,
   FIELD_NAME,
@@ -53,10 +55,6 @@ export function notFound(id: unknown): VaultError {
 export function parseId(id: unknown): string {
   if (typeof id !== 'string' || !UUID.test(id)) throw notFound(id);
   return id.toLowerCase();
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function checkName(value: unknown): string {
