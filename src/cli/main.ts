@@ -14,9 +14,14 @@ Commands:
            (--unpair-all: forget every paired browser)
   doctor   check the LLM backend, the database, tools and MCP servers; exit 0 only when all is well
   vault    the secrets vault: status, rotate-key, export <file>, import <file> (navi vault help)
+  model    local models for the llamacpp backend: pull <alias | hf:org/repo/file.gguf | URL>,
+           list, rm <name> (navi model help)
+  llamacpp the embedded llama.cpp runtime: install, status (navi llamacpp help)
   help     show this text
 
 Configuration comes from the environment and an optional .env file (see README.md).`;
+
+const COMMANDS = ['serve', 'doctor', 'pair', 'vault', 'model', 'llamacpp'];
 
 export async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
@@ -24,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (command !== 'serve' && command !== 'doctor' && command !== 'pair' && command !== 'vault') {
+  if (!COMMANDS.includes(command)) {
     process.stderr.write(`navi: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
@@ -52,6 +57,14 @@ export async function main(argv: string[]): Promise<number> {
     // The snapshot still holds GNEXUS_NEW_MASTER_KEY and GNEXUS_BACKUP_PASSPHRASE.
     const { runVault } = await import('./vault.js');
     return runVault(settings, argv.slice(1), environment, process);
+  }
+  if (command === 'model') {
+    const { runModel } = await import('./model.js');
+    return runModel(settings, argv.slice(1), process);
+  }
+  if (command === 'llamacpp') {
+    const { runLlamacpp } = await import('./llamacpp.js');
+    return runLlamacpp(settings, argv.slice(1), process);
   }
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');

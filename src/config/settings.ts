@@ -4,7 +4,8 @@
  * message that names the variable and what it accepts.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { parsePrivatePolicy } from './private-policy.js';
@@ -145,7 +146,24 @@ const variables = {
   OPENAI_API_KEY: [text, '', secret],
   OPENAI_MODEL: [nonEmpty, 'gpt-4o-mini'],
   OPENAI_NUM_CTX: [int(512, 10_000_000), '128000'],
-  LLAMACPP_MODEL_PATH: [text, 'models/model.gguf'],
+  // The embedded llama.cpp backend (docs/local-models.md): a GGUF path, or the name of a model
+  // in the models folder (empty: the first one there); the context it may use at most (clamped
+  // further to what the model and the machine allow); CPU threads (0: node-llama-cpp decides);
+  // whether to use a GPU when the runtime has a build for one.
+  LLAMACPP_MODEL_PATH: [text, ''],
+  LLAMACPP_NUM_CTX: [int(256, 10_000_000), '16384'],
+  LLAMACPP_THREADS: [int(0, 1024), '0'],
+  LLAMACPP_GPU: [oneOf(['auto', 'off'] as const), 'auto'],
+  // Where Navi keeps what it owns: downloaded models, the llama.cpp runtime, the settings the
+  // web client saves. Empty: $XDG_DATA_HOME/navi, else ~/.local/share/navi. The two folders
+  // below default to `models` and `runtime` inside it.
+  NAVI_DATA_DIR: [text, ''],
+  NAVI_MODELS_DIR: [text, ''],
+  LLAMACPP_RUNTIME_DIR: [text, ''],
+  // Share of a model's context window the tool list offered to it may take (docs/local-models.md).
+  TOOL_BUDGET_RATIO: [num(0.01, 1), '0.25'],
+  // Flag answers that claim an action no tool call of the turn performed.
+  CLAIM_CHECK_ENABLED: [bool, 'true'],
   LLM_CONNECT_TIMEOUT_MS: [int(100, 600_000), '10000'],
   LLM_IDLE_TIMEOUT_MS: [int(100, 3_600_000), '300000'],
   DB_PATH: [nonEmpty, 'navi.db'],
@@ -275,7 +293,19 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       );
   }
   if (problems.length > 0) throw new SettingsError(problems);
+  // Folders whose defaults live inside the data folder.
+  const dataDir = (out.NAVI_DATA_DIR as string) || defaultDataDir(merged);
+  out.NAVI_DATA_DIR = dataDir;
+  out.NAVI_MODELS_DIR ||= join(dataDir, 'models');
+  out.LLAMACPP_RUNTIME_DIR ||= join(dataDir, 'runtime');
   return Object.freeze(out) as Settings;
+}
+
+/** `$XDG_DATA_HOME/navi`, else `~/.local/share/navi` (HOME from `env`, else the user's). */
+export function defaultDataDir(env: Record<string, string | undefined>): string {
+  const xdg = env.XDG_DATA_HOME?.trim();
+  if (xdg) return join(xdg, 'navi');
+  return join(env.HOME?.trim() || homedir(), '.local', 'share', 'navi');
 }
 
 /**
@@ -302,5 +332,7 @@ export function isSettingName(name: string): name is SettingName {
  * test server would only slow the suite.
  */
 export function testSettings(overrides: Partial<Record<SettingName, string>> = {}): Settings {
-  return loadSettings({ MCP_SHIPPED_SERVERS: 'false', ...overrides });
+  // Never the person's own data folder: a test that forgets to name one writes under /tmp.
+  const dataDir = join(tmpdir(), `navi-test-data-${process.pid}`);
+  return loadSettings({ MCP_SHIPPED_SERVERS: 'false', NAVI_DATA_DIR: dataDir, ...overrides });
 }

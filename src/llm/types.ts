@@ -44,6 +44,11 @@ export interface CompletionRequest {
   think?: boolean;
   /** Upper bound on generated tokens, where the backend supports one. */
   maxTokens?: number;
+  /**
+   * Context window to use for this call, already clamped to what the model supports
+   * (`ModelCapabilities.contextLength`); defaults to the backend's `contextWindow`.
+   */
+  contextWindow?: number;
   signal?: AbortSignal;
 }
 
@@ -97,8 +102,29 @@ export interface HealthReport {
   detail: string;
 }
 
+/**
+ * What a model can do, as its backend reports it (Ollama's `/api/show`, an OpenAI-compatible
+ * `/models`, a GGUF file's metadata). A field the backend could not learn is `undefined`, and
+ * Navi then assumes the model can (it offers tools, sends images) rather than hold it back.
+ */
+export interface ModelCapabilities {
+  tools?: boolean;
+  thinking?: boolean;
+  vision?: boolean;
+  /** The longest context the model was trained for, in tokens. */
+  contextLength?: number;
+  /** Where the answer came from, for `navi doctor` and logs (e.g. "ollama /api/show"). */
+  source: string;
+}
+
+/** A model a backend can run right now (installed in Ollama, served by the server, on disk). */
+export interface ModelListing {
+  name: string;
+  sizeBytes?: number;
+}
+
 export interface LlmBackend {
-  /** Registry key: `ollama` or `openai` (an embedded `llamacpp` backend is not in this build). */
+  /** Registry key: `ollama`, `openai` or `llamacpp`. */
   readonly id: string;
   readonly defaultModel: string;
   /** Context window in tokens assumed for this backend (OLLAMA_NUM_CTX, OPENAI_NUM_CTX). */
@@ -111,6 +137,13 @@ export interface LlmBackend {
   /** Present only when the backend can embed; rejects with `LlmError` on failure. */
   embed?(input: string[], options?: { model?: string; signal?: AbortSignal }): Promise<EmbeddingResult>;
   checkHealth(signal?: AbortSignal): Promise<HealthReport>;
+  /**
+   * What `model` can do. Never rejects: a backend that cannot tell returns only `source`
+   * (saying why), and Navi assumes the model can do everything.
+   */
+  probe?(model: string, signal?: AbortSignal): Promise<ModelCapabilities>;
+  /** The models this backend can run now; rejects with `LlmError` when it cannot be asked. */
+  listModels?(signal?: AbortSignal): Promise<ModelListing[]>;
 }
 
 /** The error `complete()` and `embed()` reject with. */

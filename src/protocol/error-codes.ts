@@ -99,6 +99,27 @@ export const errorTable = {
   CONTEXT_OVERFLOW: { status: 502, message: "The conversation does not fit the model's context window" },
   LLM_MALFORMED: { status: 502, message: 'The LLM server sent an answer that could not be read' },
   LLM_UNSUPPORTED: { status: 502, message: 'The model cannot do what the run needs (e.g. call tools)' },
+  IMAGES_UNSUPPORTED: {
+    status: 400,
+    message:
+      "The session's model reads text only, so it cannot see images; send the message without them, or choose a vision model",
+  },
+  // Models and backends (REST /llm/...).
+  UNKNOWN_BACKEND: {
+    status: 400,
+    message: 'There is no LLM backend with that id (ollama, openai, llamacpp)',
+  },
+  UNKNOWN_MODEL: { status: 400, message: 'That backend has no model of that name' },
+  INVALID_SETTING: { status: 400, message: 'A setting has a value it does not accept' },
+  SETTING_LOCKED: {
+    status: 409,
+    message:
+      'That setting is fixed by the environment or .env, which win over what the client saves; change it there',
+  },
+  MODEL_NOT_FOUND: { status: 404, message: 'There is no downloaded model of that name' },
+  DOWNLOAD_NOT_FOUND: { status: 404, message: 'There is no model download with that id' },
+  DOWNLOAD_ACTIVE: { status: 409, message: 'That model is already being downloaded' },
+  RUNTIME_INSTALLING: { status: 409, message: 'The llama.cpp runtime is already being installed' },
   SHUTTING_DOWN: { status: 503, message: 'The server is shutting down' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -74,10 +74,28 @@ export type AgentEvent =
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   /**
+   * Something the person should know about how the run is being done, which does not stop it
+   * (see `NoticeCode`). Sent at most once per code per run.
+   */
+  | { type: 'notice'; code: NoticeCode; message: string }
+  /**
+   * The answer just finished claims actions ("I have saved the file") that no tool call of its
+   * turn performed. `claims` quotes them; the answer is stored with `unverified_claims`.
+   */
+  | { type: 'claim_unverified'; claims: string[]; message: string }
+  /**
    * `code` comes from the table in `error-codes.ts` (e.g. `CONSENT_REQUIRED`,
    * `LLM_UNREACHABLE`): clients act on it, people read `message`. Navi always sends it.
    */
   | { type: 'error'; message: string; recoverable: boolean; code?: ErrorCode };
+
+/**
+ * - `TOOLS_UNSUPPORTED`: the model cannot call tools, so none were offered.
+ * - `TOOLS_TRIMMED`: the profile's tools did not fit the model's tool budget; the most relevant
+ *   were offered (`list_tools` and `tool_manual` always are, as the route to the rest).
+ * - `CONTEXT_CLAMPED`: the configured context window is larger than the model supports.
+ */
+export type NoticeCode = 'TOOLS_UNSUPPORTED' | 'TOOLS_TRIMMED' | 'CONTEXT_CLAMPED';
 
 export type AgentEventType = AgentEvent['type'];
 

@@ -61,6 +61,7 @@ export async function startNavi(options: StartOptions = {}): Promise<NaviHandle>
   const settings = testSettings({
     DB_PATH: join(dir, 'navi.db'),
     SESSION_FILES_DIR: join(dir, 'session_files'),
+    NAVI_DATA_DIR: join(dir, 'data'),
     TOOLS_DIR: join(dir, 'tools'),
     CONTEXT_PROVIDERS_DIR: join(dir, 'context_providers'),
     MCP_SERVERS_DIR: join(dir, 'mcp_servers.d'),

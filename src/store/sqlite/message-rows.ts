@@ -30,6 +30,7 @@ const PAYLOAD_KEYS = [
   'interrupted',
   'stopped',
   'success',
+  'unverified_claims',
   'ui_component',
   'published',
   'tool_metadata',
