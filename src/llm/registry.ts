@@ -16,6 +16,8 @@ export interface BackendRegistry {
   list(): LlmBackend[];
   /** The DEFAULT_LLM_BACKEND backend; throws like `get` when it is not available. */
   default(): LlmBackend;
+  /** The id of the default backend (it can change while Navi runs). */
+  defaultId(): string;
   /** Adds or replaces a backend (e.g. an embedded one loaded later). */
   register(backend: LlmBackend): void;
 }
@@ -88,6 +90,7 @@ export function createBackendRegistry(settings: BackendSettings, deps: BackendDe
     has: (id) => backends.has(id),
     list: () => [...backends.values()],
     default: () => get(settings.DEFAULT_LLM_BACKEND),
+    defaultId: () => settings.DEFAULT_LLM_BACKEND,
     register: add,
   };
 }
