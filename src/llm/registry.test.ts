@@ -28,6 +28,23 @@ describe('createBackendRegistry', () => {
     expect(() => registry.default()).toThrow(/llamacpp/);
   });
 
+  it('reconfigure rebuilds the backends and moves the default', () => {
+    const registry = createBackendRegistry(testSettings({ OLLAMA_DEFAULT_MODEL: 'before' }));
+    const old = registry.get('ollama');
+    registry.reconfigure(
+      testSettings({
+        DEFAULT_LLM_BACKEND: 'openai',
+        OLLAMA_DEFAULT_MODEL: 'after',
+        OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      }),
+    );
+    expect(registry.defaultId()).toBe('openai');
+    expect(registry.default().describe()).toContain('http://127.0.0.1:9/v1');
+    expect(registry.get('ollama')).not.toBe(old);
+    expect(registry.get('ollama').defaultModel).toBe('after');
+    expect(old.defaultModel).toBe('before');
+  });
+
   it('names the known backends for an unknown id', () => {
     expect(() => createBackendRegistry(testSettings()).get('claude')).toThrow(
       'Unknown LLM backend "claude": choose one of ollama, openai.',

@@ -20,6 +20,12 @@ export interface BackendRegistry {
   defaultId(): string;
   /** Adds or replaces a backend (e.g. an embedded one loaded later). */
   register(backend: LlmBackend): void;
+  /**
+   * Rebuilds every backend from `settings` (the client saved new LLM settings): calls made
+   * after it use the new servers, models and default; a call already streaming finishes on
+   * the backend it started with.
+   */
+  reconfigure(settings: BackendSettings): void;
 }
 
 export type BackendSettings = Pick<
@@ -43,33 +49,38 @@ export interface BackendDeps {
   logger?: Logger;
 }
 
-export function createBackendRegistry(settings: BackendSettings, deps: BackendDeps = {}): BackendRegistry {
-  const shared = {
-    connectTimeoutMs: settings.LLM_CONNECT_TIMEOUT_MS,
-    idleTimeoutMs: settings.LLM_IDLE_TIMEOUT_MS,
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
-    ...(deps.logger ? { logger: deps.logger } : {}),
-  };
+export function createBackendRegistry(initial: BackendSettings, deps: BackendDeps = {}): BackendRegistry {
+  let settings = initial;
   const backends = new Map<string, LlmBackend>();
   const add = (b: LlmBackend) => backends.set(b.id, b);
-  add(
-    new OllamaBackend({
-      ...shared,
-      baseUrl: settings.OLLAMA_HOST,
-      model: settings.OLLAMA_DEFAULT_MODEL,
-      numCtx: settings.OLLAMA_NUM_CTX,
-      think: settings.OLLAMA_THINK,
-    }),
-  );
-  add(
-    new OpenAiBackend({
-      ...shared,
-      baseUrl: settings.OPENAI_BASE_URL,
-      apiKey: settings.OPENAI_API_KEY,
-      model: settings.OPENAI_MODEL,
-      numCtx: settings.OPENAI_NUM_CTX,
-    }),
-  );
+  const build = () => {
+    const shared = {
+      connectTimeoutMs: settings.LLM_CONNECT_TIMEOUT_MS,
+      idleTimeoutMs: settings.LLM_IDLE_TIMEOUT_MS,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.logger ? { logger: deps.logger } : {}),
+    };
+    backends.clear();
+    add(
+      new OllamaBackend({
+        ...shared,
+        baseUrl: settings.OLLAMA_HOST,
+        model: settings.OLLAMA_DEFAULT_MODEL,
+        numCtx: settings.OLLAMA_NUM_CTX,
+        think: settings.OLLAMA_THINK,
+      }),
+    );
+    add(
+      new OpenAiBackend({
+        ...shared,
+        baseUrl: settings.OPENAI_BASE_URL,
+        apiKey: settings.OPENAI_API_KEY,
+        model: settings.OPENAI_MODEL,
+        numCtx: settings.OPENAI_NUM_CTX,
+      }),
+    );
+  };
+  build();
 
   const get = (id: string): LlmBackend => {
     const found = backends.get(id);
@@ -92,5 +103,9 @@ export function createBackendRegistry(settings: BackendSettings, deps: BackendDe
     default: () => get(settings.DEFAULT_LLM_BACKEND),
     defaultId: () => settings.DEFAULT_LLM_BACKEND,
     register: add,
+    reconfigure: (next) => {
+      settings = next;
+      build();
+    },
   };
 }
