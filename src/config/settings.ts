@@ -1,13 +1,16 @@
 /**
- * Settings (docs/architecture.md#settings-and-profiles): read from the environment and an optional `.env` in the working
- * directory, validated into one typed, frozen object. An invalid value stops start-up with a
- * message that names the variable and what it accepts.
+ * Settings (docs/architecture.md#settings-and-profiles): read from the environment, an optional `.env` in the working
+ * directory and the settings file Navi owns (`<NAVI_DATA_DIR>/settings.json`, the LLM settings
+ * the web client saves; see owned-settings.ts), in that order of precedence, validated into one
+ * typed, frozen object. An invalid value stops start-up with a message that names the variable
+ * and what it accepts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { ownedSettingsPath, readOwnedSettings } from './owned-settings.js';
 import { parsePrivatePolicy } from './private-policy.js';
 
 const bool = z
@@ -274,31 +277,130 @@ export function readDotEnv(cwd: string): Record<string, string> {
   return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
 }
 
+/** Where a setting's value came from; `environment` and `dotenv` win over the settings file. */
+export type SettingOrigin = 'environment' | 'dotenv' | 'file' | 'default';
+
+// Kept on the frozen settings object itself (not enumerable, so spreads and equality ignore it):
+// the server needs to know which LLM settings the client may not change.
+const ORIGINS = Symbol('navi.settingOrigins');
+
 /**
- * Validates `env` (merged over `.env` when `cwd` is given) into `Settings`.
- * Throws `SettingsError` listing every bad variable with what it accepts.
+ * Where each setting of `settings` came from, as `loadSettings` (or `withSettings`) recorded it;
+ * empty for settings built some other way.
  */
-export function loadSettings(env: Record<string, string | undefined> = process.env, cwd?: string): Settings {
-  const merged: Record<string, string | undefined> = { ...(cwd ? readDotEnv(cwd) : {}), ...env };
-  const out: Record<string, unknown> = {};
+export function settingOrigins(settings: Settings): Readonly<Partial<Record<SettingName, SettingOrigin>>> {
+  return (
+    (settings as unknown as Record<symbol, Partial<Record<SettingName, SettingOrigin>> | undefined>)[
+      ORIGINS
+    ] ?? {}
+  );
+}
+
+function freezeWithOrigins(
+  out: Record<string, unknown>,
+  origins: Partial<Record<SettingName, SettingOrigin>>,
+): Settings {
+  Object.defineProperty(out, ORIGINS, { value: Object.freeze({ ...origins }), enumerable: false });
+  return Object.freeze(out) as Settings;
+}
+
+const isBlank = (v: string | undefined): boolean => v === undefined || v.trim() === '';
+
+/**
+ * Parses one setting as the environment would spell it (`raw` undefined or blank: its default).
+ * `value` is what `Settings` holds; `problem` names the variable, the value and what it accepts.
+ */
+export function parseSetting(
+  name: SettingName,
+  raw: string | undefined,
+): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const [schema, fallback] = variables[name];
+  const value = raw === undefined || (raw.trim() === '' && fallback !== '') ? fallback : raw;
+  const parsed = (schema as z.ZodType).safeParse(value);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return {
+    ok: false,
+    problem: `${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+  };
+}
+
+export interface LoadOptions {
+  /**
+   * Read the settings file Navi owns, `<NAVI_DATA_DIR>/settings.json`. Default: when `cwd` is
+   * given (the `navi` command); a bare `loadSettings(env)` (a shipped MCP server, a unit test)
+   * never reads the person's file.
+   */
+  settingsFile?: boolean;
+}
+
+/**
+ * Validates `env` (merged over `.env` when `cwd` is given, and over the settings file Navi owns,
+ * see `LoadOptions`) into `Settings`. A setting left unset or blank by the environment and `.env`
+ * takes the file's value. Throws `SettingsError` listing every bad variable with what it
+ * accepts, and every problem of the settings file.
+ */
+export function loadSettings(
+  env: Record<string, string | undefined> = process.env,
+  cwd?: string,
+  options: LoadOptions = {},
+): Settings {
+  const dotenv = cwd ? readDotEnv(cwd) : {};
+  const merged: Record<string, string | undefined> = { ...dotenv, ...env };
+  const dataDir = merged.NAVI_DATA_DIR || defaultDataDir(merged);
   const problems: string[] = [];
-  for (const [name, [schema, fallback]] of Object.entries(variables)) {
-    const raw = merged[name];
-    const value = raw === undefined || (raw.trim() === '' && fallback !== '') ? fallback : raw;
-    const parsed = (schema as z.ZodType).safeParse(value);
-    if (parsed.success) out[name] = parsed.data;
-    else
-      problems.push(
-        `${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
-      );
+  const file: Record<string, string | undefined> = {};
+  let filePath = '';
+  if (options.settingsFile ?? cwd !== undefined) {
+    filePath = ownedSettingsPath(dataDir);
+    const read = readOwnedSettings(filePath);
+    Object.assign(file, read.values);
+    problems.push(...read.problems);
+  }
+  const out: Record<string, unknown> = {};
+  const origins: Partial<Record<SettingName, SettingOrigin>> = {};
+  for (const name of Object.keys(variables) as SettingName[]) {
+    let raw = merged[name];
+    let origin: SettingOrigin = isBlank(raw) ? 'default' : env[name] !== undefined ? 'environment' : 'dotenv';
+    if (origin === 'default' && !isBlank(file[name])) {
+      raw = file[name];
+      origin = 'file';
+    }
+    origins[name] = origin;
+    const parsed = parseSetting(name, raw);
+    if (parsed.ok) out[name] = parsed.value;
+    else problems.push(origin === 'file' ? `${parsed.problem} (saved in ${filePath})` : parsed.problem);
   }
   if (problems.length > 0) throw new SettingsError(problems);
   // Folders whose defaults live inside the data folder.
-  const dataDir = (out.NAVI_DATA_DIR as string) || defaultDataDir(merged);
   out.NAVI_DATA_DIR = dataDir;
   out.NAVI_MODELS_DIR ||= join(dataDir, 'models');
   out.LLAMACPP_RUNTIME_DIR ||= join(dataDir, 'runtime');
-  return Object.freeze(out) as Settings;
+  return freezeWithOrigins(out, origins);
+}
+
+/**
+ * `settings` with `changes` applied (raw values as the environment spells them; `null`: back to
+ * the default) and recorded as coming from `origin`. Throws `SettingsError` naming each bad one.
+ */
+export function withSettings(
+  settings: Settings,
+  changes: Partial<Record<SettingName, string | null>>,
+  origin: SettingOrigin,
+): Settings {
+  const out: Record<string, unknown> = { ...settings };
+  const origins = { ...settingOrigins(settings) };
+  const problems: string[] = [];
+  for (const [name, raw] of Object.entries(changes) as [SettingName, string | null][]) {
+    const parsed = parseSetting(name, raw ?? undefined);
+    if (!parsed.ok) {
+      problems.push(parsed.problem);
+      continue;
+    }
+    out[name] = parsed.value;
+    origins[name] = raw === null || isBlank(raw) ? 'default' : origin;
+  }
+  if (problems.length > 0) throw new SettingsError(problems);
+  return freezeWithOrigins(out, origins);
 }
 
 /** `$XDG_DATA_HOME/navi`, else `~/.local/share/navi` (HOME from `env`, else the user's). */
@@ -334,5 +436,9 @@ export function isSettingName(name: string): name is SettingName {
 export function testSettings(overrides: Partial<Record<SettingName, string>> = {}): Settings {
   // Never the person's own data folder: a test that forgets to name one writes under /tmp.
   const dataDir = join(tmpdir(), `navi-test-data-${process.pid}`);
-  return loadSettings({ MCP_SHIPPED_SERVERS: 'false', NAVI_DATA_DIR: dataDir, ...overrides });
+  // The data folder is always a test's own, so its settings file is read (a restarted test
+  // server finds what the client saved).
+  return loadSettings({ MCP_SHIPPED_SERVERS: 'false', NAVI_DATA_DIR: dataDir, ...overrides }, undefined, {
+    settingsFile: true,
+  });
 }
