@@ -4,7 +4,7 @@
  * (docs/architecture.md#storage). Every method is async for that reason, even where SQLite
  * answers synchronously.
  */
-import type { RecallSummary, SessionMessage, SessionSummary } from '../protocol/rest.js';
+import type { ModelChoice, RecallSummary, SessionMessage, SessionSummary } from '../protocol/rest.js';
 
 export type SessionRecord = SessionSummary;
 export type StoredMessage = SessionMessage;
@@ -23,6 +23,8 @@ export interface SessionPatch {
   profile_id?: string;
   context_token_count?: number;
   last_active?: string;
+  /** The backend and model the session uses instead of its profile's; null clears it. */
+  model_override?: ModelChoice | null;
 }
 
 /** Which buffers a message belongs to (docs/architecture.md#two-buffers). Most messages are in both. */

@@ -8,6 +8,7 @@
  * Nothing is renumbered, so compression costs the rows it deletes, and seq may go negative.
  */
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import type { ModelChoice } from '../../protocol/rest.js';
 import type {
   BufferedMessage,
   MessagePatch,
@@ -27,6 +28,8 @@ interface SessionRow {
   created_at: string;
   last_active: string;
   context_token_count: number;
+  /** JSON `{backend, model}`, or null while the session follows its profile. */
+  model_override: string | null;
 }
 
 interface InsertMessage {
@@ -91,7 +94,7 @@ class BufferStatements {
 }
 
 function toRecord(row: SessionRow): SessionRecord {
-  return {
+  const record: SessionRecord = {
     id: row.id,
     profile_id: row.profile_id,
     title: row.title,
@@ -100,6 +103,17 @@ function toRecord(row: SessionRow): SessionRecord {
     last_active: row.last_active,
     context_token_count: row.context_token_count,
   };
+  const override = modelChoiceOf(row.model_override);
+  if (override) record.model_override = override;
+  return record;
+}
+
+/** The stored override, when it is one; anything else means the session follows its profile. */
+function modelChoiceOf(json: string | null): ModelChoice | undefined {
+  if (json === null) return undefined;
+  const value = JSON.parse(json) as Partial<Record<keyof ModelChoice, unknown>> | null;
+  if (typeof value?.backend !== 'string' || typeof value.model !== 'string') return undefined;
+  return { backend: value.backend as ModelChoice['backend'], model: value.model };
 }
 
 function insertRow(sessionId: string, seq: number, m: StoredMessage): InsertMessage {
@@ -128,7 +142,8 @@ function explain(err: unknown, sessionId: string): unknown {
   return err;
 }
 
-const SESSION_COLUMNS = 'id, profile_id, title, pinned, created_at, last_active, context_token_count';
+const SESSION_COLUMNS =
+  'id, profile_id, title, pinned, created_at, last_active, context_token_count, model_override';
 
 export class SqliteSessionStore implements SessionStore {
   private readonly display: BufferStatements;
@@ -154,21 +169,24 @@ export class SqliteSessionStore implements SessionStore {
     this.context = new BufferStatements(db, 'context_messages');
     this.insertSession = db.prepare(
       `INSERT INTO sessions (${SESSION_COLUMNS})
-       VALUES (@id, @profile_id, @title, @pinned, @created_at, @last_active, @context_token_count)`,
+       VALUES (@id, @profile_id, @title, @pinned, @created_at, @last_active, @context_token_count,
+               @model_override)`,
     );
     this.selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`);
     // created_at and id break ties so the order is stable between calls.
     this.selectAll = db.prepare(
       `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY pinned DESC, last_active DESC, created_at DESC, id`,
     );
-    // A null parameter means "not in the patch": no patchable column is ever null.
+    // A null parameter means "not in the patch": no patchable column is ever null, but for the
+    // model override, which null clears; @set_model says whether the patch names it.
     this.patchSession = db.prepare(
       `UPDATE sessions SET
          title = coalesce(@title, title),
          pinned = coalesce(@pinned, pinned),
          profile_id = coalesce(@profile_id, profile_id),
          context_token_count = coalesce(@context_token_count, context_token_count),
-         last_active = coalesce(@last_active, last_active)
+         last_active = coalesce(@last_active, last_active),
+         model_override = CASE WHEN @set_model THEN @model_override ELSE model_override END
        WHERE id = @id`,
     );
     this.deleteSession = db.prepare('DELETE FROM sessions WHERE id = ?');
@@ -239,6 +257,7 @@ export class SqliteSessionStore implements SessionStore {
       created_at: createdAt,
       last_active: createdAt,
       context_token_count: 0,
+      model_override: null,
     };
     this.insertSession.run(row);
     return toRecord(row);
@@ -261,6 +280,11 @@ export class SqliteSessionStore implements SessionStore {
       profile_id: patch.profile_id ?? null,
       context_token_count: patch.context_token_count ?? null,
       last_active: patch.last_active ?? null,
+      set_model: patch.model_override === undefined ? 0 : 1,
+      model_override:
+        patch.model_override == null
+          ? null
+          : JSON.stringify({ backend: patch.model_override.backend, model: patch.model_override.model }),
     });
     return this.get(id);
   }

@@ -7,6 +7,7 @@ import { memoryMigration } from './002-memory.js';
 import { consentMigration } from './003-consent.js';
 import { typedMessagesMigration } from './004-typed-messages.js';
 import { recallsMigration } from './005-recalls.js';
+import { sessionModelMigration } from './006-session-model.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -17,4 +18,5 @@ export const migrations: readonly Migration[] = [
   consentMigration,
   typedMessagesMigration,
   recallsMigration,
+  sessionModelMigration,
 ];
