@@ -12,6 +12,9 @@ import { type Profile, ProfileRegistry } from '../config/profiles.js';
 import { knownSecrets } from '../config/secret-env.js';
 import type { Settings } from '../config/settings.js';
 import type { FetchLike } from '../llm/http.js';
+import { ModelDownloader } from '../llm/models/downloader.js';
+import { ModelDownloads } from '../llm/models/downloads.js';
+import { SourceResolver } from '../llm/models/source.js';
 import { createBackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
 import { naviPathGuard } from '../machine/fs/navi-paths.js';
@@ -120,6 +123,13 @@ export async function createServices(
     backend: defaultBackend,
     idleMinutes: settings.MEMORY_EXTRACTION_IDLE_MINUTES,
     logger,
+  });
+
+  const modelDownloads = new ModelDownloads({
+    dir: settings.NAVI_MODELS_DIR,
+    resolver: new SourceResolver(),
+    downloader: new ModelDownloader(),
+    onFailure: (d) => logger.warn({ source: d.source, error: d.error }, 'model download failed'),
   });
 
   const recalls = new RecallScheduler({
@@ -250,9 +260,11 @@ export async function createServices(
     vault,
     mcp,
     recalls,
+    modelDownloads,
     reloadTools,
     close: async () => {
       await processes.close();
+      await modelDownloads.close();
       recalls.stop();
       sshPool.closeAll();
       await mcp.close();

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { AgentApi } from '../agent/types.js';
 import type { ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
+import type { ModelDownloads } from '../llm/models/downloads.js';
 import type { LlmBackend } from '../llm/types.js';
 import type { McpManager } from '../mcp/manager.js';
 import type { MemoryExtractor } from '../memory/extraction.js';
@@ -55,6 +56,8 @@ export interface NaviServices {
   recalls?: RecallScheduler;
   /** The MCP servers (status for doctor and /agents/mcp, reload). */
   mcp?: McpManager;
+  /** Model downloads for the llamacpp backend (`/llm/downloads`); closing cancels them. */
+  modelDownloads?: ModelDownloads;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */
   onSessionCreated?(sessionId: string): void;
   /** Called once a session is deleted: ends what still runs for it (its background processes). */
