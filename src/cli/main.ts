@@ -133,6 +133,9 @@ async function serve(
   const port = address && typeof address === 'object' ? address.port : settings.NAVI_PORT;
   logger.info(`Navi is serving on http://${settings.NAVI_HOST}:${port}`);
   await announcePairing(services, settings, port, logger);
+  // Not awaited: start-up never waits for a backend; the advice comes once the check is done.
+  const { adviseWhenNoModel } = await import('../server/first-run.js');
+  void adviseWhenNoModel(services, `http://${settings.NAVI_HOST}:${port}`, logger);
   // Keep running until a signal ends the process.
   await new Promise<never>(() => {});
   return 0;

@@ -10,7 +10,7 @@ import { loadPersona } from '../agent/persona.js';
 import { silentLogger } from '../config/logger.js';
 import { type Profile, ProfileRegistry } from '../config/profiles.js';
 import { knownSecrets } from '../config/secret-env.js';
-import type { Settings } from '../config/settings.js';
+import { type Settings, settingOrigins } from '../config/settings.js';
 import type { FetchLike } from '../llm/http.js';
 import { ModelDownloader } from '../llm/models/downloader.js';
 import { ModelDownloads } from '../llm/models/downloads.js';
@@ -55,6 +55,7 @@ import { reloadUserTools } from '../tools/user-tools.js';
 import { SecretMasker } from '../util/secret-masker.js';
 import { openVault, vaultOptions } from '../vault/index.js';
 import { lazyVault } from './lazy-vault.js';
+import { LlmSettingsService } from './llm-settings.js';
 import { resolveSettingReferences } from './secret-settings.js';
 import type { NaviServices } from './services.js';
 
@@ -101,8 +102,18 @@ export async function createServices(
     ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
   });
   const backendFor = (profile: Profile): LlmBackend =>
-    backends.get(profile.llm_backend ?? settings.DEFAULT_LLM_BACKEND);
+    backends.get(profile.llm_backend ?? backends.defaultId());
   const defaultBackend = (): LlmBackend => backendFor(profiles.getDefault());
+  // The client may change the LLM settings while Navi runs: the backends are rebuilt, and
+  // everything above reaches them through the registry, so it follows.
+  const llmSettings = new LlmSettingsService({
+    settings,
+    origins: settingOrigins(configured),
+    backends,
+    resolveReferences: (next) => resolveSettingReferences(next, vault, secrets),
+    secrets,
+    logger,
+  });
 
   const memory = new SqliteMemoryStore(stores.db);
   const memorySearch = new HybridMemorySearch({
@@ -237,7 +248,9 @@ export async function createServices(
   });
 
   return {
-    settings,
+    get settings() {
+      return llmSettings.settings();
+    },
     logger,
     sessions,
     kv: stores.kv,
@@ -249,6 +262,7 @@ export async function createServices(
     secrets,
     agent,
     backendFor: (profileId) => backendFor(profiles.get(profileId) ?? profiles.getDefault()),
+    llm: { backends, settings: llmSettings },
     memory: { store: memory, search: memorySearch, extractor },
     onSessionCreated: () => {
       // Extraction runs in the background: creating a session never waits for the LLM.

@@ -1,7 +1,8 @@
 /**
  * Turning what a client sent (a chat message or a form submission, over REST or WebSocket)
  * into the agent's `RunInput`, refusing what the agent must never see: empty messages,
- * images that are not base64, files that were not uploaded to this very session.
+ * images that are not base64 or that the session's model cannot see, files that were not
+ * uploaded to this very session.
  */
 import { resolve } from 'node:path';
 import type { RunInput } from '../agent/types.js';
@@ -54,12 +55,18 @@ async function checkFiles(
   return checked;
 }
 
+/**
+ * The run input of a chat message. `refuseImages`, when given, is asked before anything else
+ * happens whenever the message carries images, and throws to refuse them (a text-only model).
+ */
 export async function userMessageInput(
   sessionId: string,
   message: ClientMessage,
   store: SessionFiles,
+  refuseImages?: (sessionId: string) => Promise<void>,
 ): Promise<RunInput> {
   const images = (message.images ?? []).map(normaliseImage);
+  if (images.length > 0) await refuseImages?.(sessionId);
   const files = await checkFiles(sessionId, message.files ?? [], store);
   const content = message.content.trim();
   if (content === '' && images.length === 0 && files.length === 0) {

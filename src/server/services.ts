@@ -8,6 +8,7 @@ import type { AgentApi } from '../agent/types.js';
 import type { ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { ModelDownloads } from '../llm/models/downloads.js';
+import type { BackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
 import type { McpManager } from '../mcp/manager.js';
 import type { MemoryExtractor } from '../memory/extraction.js';
@@ -19,6 +20,7 @@ import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import type { Vault } from '../vault/types.js';
+import type { LlmSettingsService } from './llm-settings.js';
 
 export interface NaviServices {
   settings: Settings;
@@ -56,6 +58,11 @@ export interface NaviServices {
   recalls?: RecallScheduler;
   /** The MCP servers (status for doctor and /agents/mcp, reload). */
   mcp?: McpManager;
+  /**
+   * The LLM backends as configured now, and the LLM settings the client may change while Navi
+   * runs (REST /llm/...; without it those routes are not served).
+   */
+  llm?: { backends: BackendRegistry; settings: LlmSettingsService };
   /** Model downloads for the llamacpp backend (`/llm/downloads`); closing cancels them. */
   modelDownloads?: ModelDownloads;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */

@@ -9,6 +9,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type ClientMessage, userMessageInput } from '../run-input.js';
 import { requireSession } from '../session-lookup.js';
+import { refuseImagesForTextModel } from '../session-model.js';
 
 const idParams = {
   type: 'object',
@@ -62,7 +63,9 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      const input = await userMessageInput(session.id, request.body, files);
+      const input = await userMessageInput(session.id, request.body, files, (id) =>
+        refuseImagesForTextModel(services, id),
+      );
       const run = runs.start(session.id, input);
       const terminal = await run.done;
       if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);

@@ -1,11 +1,12 @@
 /** /sessions: create, list, read, rename, pin and delete sessions (docs/protocol.md#rest). */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import type { SessionDetail, SessionSummary } from '../../protocol/rest.js';
+import type { ModelChoice, SessionDetail, SessionSummary } from '../../protocol/rest.js';
 import type { SessionPatch } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { requireSession } from '../session-lookup.js';
+import { sessionModel } from '../session-model.js';
 
 const idParams = {
   type: 'object',
@@ -15,6 +16,20 @@ const idParams = {
 
 const MAX_TITLE = 200;
 
+/**
+ * `{backend, model}` or null (back to the profile's). The model is not looked up: its server
+ * may be down now, and the run says so plainly if the model is missing.
+ */
+const modelSchema = {
+  type: ['object', 'null'],
+  properties: {
+    backend: { type: 'string', minLength: 1, maxLength: 64 },
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  required: ['backend', 'model'],
+  additionalProperties: false,
+} as const;
+
 function normaliseTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed.length < 1 || trimmed.length > MAX_TITLE) throw new ApiError('INVALID_TITLE');
@@ -22,6 +37,21 @@ function normaliseTitle(title: string): string {
 }
 
 export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
+  const checkModelChoice = (choice: ModelChoice | null): ModelChoice | null => {
+    if (choice === null) return null;
+    const backends = services.llm?.backends;
+    const known = backends ? backends.list().map((b) => b.id) : [];
+    if (!known.includes(choice.backend)) {
+      throw new ApiError(
+        'UNKNOWN_BACKEND',
+        `"${choice.backend.slice(0, 64)}" is not one of ${known.join(', ') || 'no configured backend'}`,
+      );
+    }
+    const model = choice.model.trim();
+    if (model === '') throw new ApiError('BAD_REQUEST', 'model.model must name a model, not only spaces');
+    return { backend: choice.backend, model };
+  };
+
   app.post<{ Body: { profile_id?: string } | undefined }>(
     '/sessions',
     {
@@ -54,7 +84,9 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       // The client's context meter needs the window before the first run of this page ends.
       let maxContextTokens = 0;
       try {
-        maxContextTokens = services.backendFor(session.profile_id).contextWindow;
+        const profile = services.profiles.get(session.profile_id) ?? services.profiles.getDefault();
+        const chosen = services.llm && sessionModel(services.llm.backends, profile, session);
+        maxContextTokens = (chosen ? chosen.backend : services.backendFor(session.profile_id)).contextWindow;
       } catch {
         // A profile whose backend is not configured: the meter shows the count alone.
       }
@@ -71,14 +103,21 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     },
   );
 
-  app.patch<{ Params: { id: string }; Body: { title?: string; pinned?: boolean } }>(
+  app.patch<{
+    Params: { id: string };
+    Body: { title?: string; pinned?: boolean; model?: ModelChoice | null };
+  }>(
     '/sessions/:id',
     {
       schema: {
         params: idParams,
         body: {
           type: 'object',
-          properties: { title: { type: 'string', maxLength: 10_000 }, pinned: { type: 'boolean' } },
+          properties: {
+            title: { type: 'string', maxLength: 10_000 },
+            pinned: { type: 'boolean' },
+            model: modelSchema,
+          },
           additionalProperties: false,
           minProperties: 1,
         },
@@ -89,6 +128,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       const patch: SessionPatch = {};
       if (request.body.title !== undefined) patch.title = normaliseTitle(request.body.title);
       if (request.body.pinned !== undefined) patch.pinned = request.body.pinned;
+      if (request.body.model !== undefined) patch.model_override = checkModelChoice(request.body.model);
       const updated = await services.sessions.update(session.id, patch);
       if (!updated) throw new ApiError('SESSION_NOT_FOUND');
       return updated;

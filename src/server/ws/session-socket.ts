@@ -18,6 +18,7 @@ import { ApiError, errorTable } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
+import { refuseImagesForTextModel } from '../session-model.js';
 import { parseClientFrame } from './client-frame.js';
 import { SocketSubscriber } from './socket-subscriber.js';
 
@@ -109,7 +110,10 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
         }
         if (command.type === 'message') {
           // The socket is already watching the session, so it receives the run from its first event.
-          runs.start(sessionId, await userMessageInput(sessionId, command, files));
+          const input = await userMessageInput(sessionId, command, files, (id) =>
+            refuseImagesForTextModel(services, id),
+          );
+          runs.start(sessionId, input);
           return;
         }
         if (!(await forms.claim(sessionId, command.form_id)))
