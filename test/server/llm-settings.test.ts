@@ -204,6 +204,25 @@ describe('LLM settings over REST', () => {
     await put({ OPENAI_API_KEY: OPENAI_KEY });
   });
 
+  it('takes a vault reference for the key: the file keeps the reference, the server gets the value', async () => {
+    const created = navi.services.vault.create(
+      { name: 'OpenAI key', type: 'api_token', fields: [{ name: 'key', value: OPENAI_KEY, secret: true }] },
+      { actor: 'user' },
+    );
+    const reference = created.fields.find((f) => f.name === 'key')?.reference ?? '';
+    await refused(
+      await put({ OPENAI_API_KEY: '{{secret:00000000-0000-4000-8000-000000000000.key}}' }),
+      400,
+      'INVALID_SETTING',
+      /OPENAI_API_KEY=\{\{secret:00000000-0000-4000-8000-000000000000\.key\}\}/,
+    );
+    expect((await put({ OPENAI_API_KEY: reference })).status).toBe(200);
+    expect(JSON.parse(readFileSync(settingsFile(), 'utf8')).OPENAI_API_KEY).toBe(reference);
+    const id = await navi.createSession();
+    expect((await postMessage(navi, id, 'by reference')).status).toBe(200);
+    expect(chatRequests(openai).at(-1)?.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+  });
+
   it('reads the saved settings again after a restart', async () => {
     await navi.close();
     navi = await startOn(dir);
