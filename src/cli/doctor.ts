@@ -8,10 +8,12 @@ import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { type Settings, SettingsError } from '../config/settings.js';
+import { capabilitySummary } from '../llm/capabilities.js';
 import { findChromium } from '../machine/browser/find-chromium.js';
 import { probeBwrap } from '../machine/sandbox/bwrap.js';
 import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import { findOpenscad, findXvfb } from '../machine/system/find-3d-programs.js';
+import { defaultModelCapabilities, NO_TOOLS_ADVICE } from '../server/default-model.js';
 import type { NaviServices } from '../server/services.js';
 import { vaultOptions } from '../vault/index.js';
 
@@ -68,6 +70,7 @@ export async function checkServices(services: NaviServices): Promise<CheckResult
     services.profiles.list().map((p) => p.llm_backend ?? services.settings.DEFAULT_LLM_BACKEND),
   );
   for (const id of backendIds) results.push(await checkBackend(services, id));
+  results.push(await checkDefaultModel(services));
 
   const toolErrors = services.tools.errors();
   results.push({
@@ -124,6 +127,18 @@ async function checkBackend(services: NaviServices, id: string): Promise<CheckRe
   } catch (err) {
     return { name: `llm ${id}`, level: 'fail', detail: (err as Error).message };
   }
+}
+
+/** What the default profile's model can do; a model that cannot call tools is a warning. */
+async function checkDefaultModel(services: NaviServices): Promise<CheckResult> {
+  const { model, capabilities } = await defaultModelCapabilities(
+    services,
+    AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+  );
+  const line = capabilitySummary(capabilities);
+  if (capabilities.tools === false)
+    return { name: `model ${model}`, level: 'warn', detail: `${line}; ${NO_TOOLS_ADVICE}.` };
+  return { name: `model ${model}`, level: 'ok', detail: line };
 }
 
 async function checkSandbox(settings: Settings): Promise<CheckResult> {

@@ -133,6 +133,9 @@ async function serve(
   const port = address && typeof address === 'object' ? address.port : settings.NAVI_PORT;
   logger.info(`Navi is serving on http://${settings.NAVI_HOST}:${port}`);
   await announcePairing(services, settings, port, logger);
+  // In the background: a slow LLM server must not hold up serving.
+  const { logDefaultModel } = await import('../server/default-model.js');
+  void logDefaultModel(services, logger);
   // Not awaited: start-up never waits for a backend; the advice comes once the check is done.
   const { adviseWhenNoModel } = await import('../server/first-run.js');
   void adviseWhenNoModel(services, `http://${settings.NAVI_HOST}:${port}`, logger);

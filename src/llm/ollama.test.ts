@@ -286,3 +286,130 @@ describe('OllamaBackend against the fake server', () => {
     expect(down.detail).toContain(url);
   });
 });
+
+describe('OllamaBackend: what a model can do, and which models there are', () => {
+  const show = (capabilities: string[] | undefined, modelInfo: Record<string, unknown>) => ({
+    modelfile: '',
+    details: { family: 'x' },
+    model_info: modelInfo,
+    ...(capabilities ? { capabilities } : {}),
+  });
+
+  it('reads tools, thinking, vision and the trained context from /api/show', async () => {
+    fake.setModelInfo('test-model', {
+      show: show(['completion', 'tools', 'thinking'], {
+        'general.architecture': 'qwen3',
+        'qwen3.context_length': 40960,
+        'qwen3.rope.scaling.original_context_length': 8192,
+      }),
+    });
+    expect(await ollama().probe?.('test-model')).toEqual({
+      tools: true,
+      thinking: true,
+      vision: false,
+      contextLength: 40960,
+      source: 'ollama /api/show',
+    });
+    expect(fake.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/api/show',
+      body: { model: 'test-model' },
+    });
+  });
+
+  it('tells a model without tools from one with vision, and each context length', async () => {
+    fake.setModelInfo('test-model', {
+      show: show(['completion', 'vision'], {
+        'general.architecture': 'gemma3',
+        'gemma3.context_length': 8192,
+      }),
+    });
+    fake.setModelInfo('other:latest', { show: show(['completion'], { 'llama.context_length': 131072 }) });
+    expect(await ollama().probe?.('test-model')).toMatchObject({
+      tools: false,
+      thinking: false,
+      vision: true,
+      contextLength: 8192,
+    });
+    // "other" is found as other:latest, as Ollama finds it; no architecture key: the one *.context_length.
+    expect(await ollama().probe?.('other')).toMatchObject({
+      tools: false,
+      vision: false,
+      contextLength: 131072,
+    });
+  });
+
+  it('leaves the flags unknown when the server has no capabilities list (older Ollama)', async () => {
+    fake.setModelInfo('test-model', { show: show(undefined, { 'general.architecture': 'llama' }) });
+    expect(await ollama().probe?.('test-model')).toEqual({ source: 'ollama /api/show' });
+  });
+
+  it('says why it could not tell: unknown model, broken JSON, HTTP error, server down', async () => {
+    const unknown = await ollama().probe?.('big:70b');
+    expect(unknown?.tools).toBeUndefined();
+    expect(unknown?.source).toContain('ollama /api/show could not tell');
+    expect(unknown?.source).toContain('ollama pull big:70b');
+
+    fake.setEndpointError('show', { status: 200, body: '{"capabilities": ["tools"' });
+    const broken = await ollama().probe?.('test-model');
+    expect(broken).toEqual({ source: expect.stringContaining('/api/show did not answer JSON') });
+
+    fake.setEndpointError('show', { status: 500, body: '{"error":"disk on fire"}' });
+    expect((await ollama().probe?.('test-model'))?.source).toContain('HTTP 500: disk on fire');
+
+    const url = await closedPortUrl();
+    const down = await ollama(url).probe?.('test-model');
+    expect(down?.source).toContain(`Cannot reach the Ollama server at ${url}`);
+  });
+
+  it('gives up on a server that never answers within LLM_CONNECT_TIMEOUT_MS, and never rejects', async () => {
+    // A server of its own: the abandoned request must not show up among the next test's requests.
+    const silent = await startFakeLlm();
+    silent.setEndpointError('show', { hang: true });
+    const backend = ollama(silent.ollamaUrl, { LLM_CONNECT_TIMEOUT_MS: '150' });
+    const caps = await backend.probe?.('test-model').finally(() => silent.close());
+    expect(caps?.source).toContain('did not answer');
+    expect(caps?.source).toContain('LLM_CONNECT_TIMEOUT_MS=150');
+  });
+
+  it('stops asking when the caller aborts, and says so', async () => {
+    const caps = await ollama().probe?.('test-model', AbortSignal.abort());
+    expect(caps).toEqual({ source: expect.stringContaining('the caller gave up') });
+  });
+
+  it('lists the installed models with their sizes from /api/tags', async () => {
+    expect(await ollama().listModels?.()).toEqual([
+      { name: 'test-model', sizeBytes: 1 },
+      { name: 'other:latest', sizeBytes: 1 },
+    ]);
+    fake.setEndpointError('models', { status: 200, body: '{"version":"0.9"}' });
+    await expect(ollama().listModels?.()).rejects.toMatchObject({ name: 'LlmError', code: 'malformed' });
+    fake.setEndpointError('models', { status: 503, body: 'warming up' });
+    await expect(ollama().listModels?.()).rejects.toMatchObject({ code: 'http', status: 503 });
+    await expect(ollama().listModels?.(AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('sends the clamped context window of a call as num_ctx', async () => {
+    fake.enqueue({ text: 'ok' });
+    await ollama().complete({ messages: user('x'), contextWindow: 2048 });
+    expect(fake.requests[0]?.body.options?.num_ctx).toBe(2048);
+  });
+
+  it('merges neighbours of the same role before sending, for strict chat templates', async () => {
+    fake.enqueue({ text: 'ok' });
+    await ollama().complete({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+        { role: 'assistant', content: 'plan' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'now', arguments: {} }] },
+        { role: 'tool', content: 'noon', tool_call_id: 'c1', name: 'now' },
+      ],
+    });
+    expect(fake.requests[0]?.body.messages).toEqual([
+      { role: 'user', content: 'a\n\nb' },
+      { role: 'assistant', content: 'plan', tool_calls: [{ function: { name: 'now', arguments: {} } }] },
+      { role: 'tool', content: 'noon', tool_name: 'now' },
+    ]);
+  });
+});

@@ -3,6 +3,8 @@
  * images, `num_ctx`. Embeddings via `/api/embed`, health via `/api/tags`.
  */
 import type { Logger } from 'pino';
+import { alternateRoles } from './alternation.js';
+import { probeFailure } from './capabilities.js';
 import { cutFailure, httpFailure, type ServerInfo } from './failures.js';
 import {
   CallerAbort,
@@ -15,6 +17,7 @@ import {
   rethrowAbort,
 } from './http.js';
 import { parseNdjson } from './ndjson.js';
+import { capabilitiesFromShow, listingsFromTags } from './ollama-models.js';
 import { failureOf, foldStream, guardStream } from './stream-guard.js';
 import { functionTools, newToolCallId, parseToolArguments } from './tool-args.js';
 import {
@@ -27,6 +30,8 @@ import {
   type LlmBackend,
   type LlmChunk,
   LlmError,
+  type ModelCapabilities,
+  type ModelListing,
 } from './types.js';
 
 export interface OllamaBackendOptions {
@@ -34,7 +39,7 @@ export interface OllamaBackendOptions {
   baseUrl: string;
   /** OLLAMA_DEFAULT_MODEL. */
   model: string;
-  /** OLLAMA_NUM_CTX, sent as `options.num_ctx` on every call. */
+  /** OLLAMA_NUM_CTX, sent as `options.num_ctx` on every call that names no `contextWindow`. */
   numCtx: number;
   /** OLLAMA_THINK: ask for reasoning unless a request says otherwise. */
   think: boolean;
@@ -162,12 +167,12 @@ export class OllamaBackend implements LlmBackend {
   }
 
   private chatCall(request: CompletionRequest, model: string, think: boolean): HttpCall {
-    const options: Record<string, number> = { num_ctx: this.options.numCtx };
+    const options: Record<string, number> = { num_ctx: request.contextWindow ?? this.options.numCtx };
     if (request.temperature !== undefined) options.temperature = request.temperature;
     if (request.maxTokens !== undefined) options.num_predict = request.maxTokens;
     const body: Record<string, unknown> = {
       model,
-      messages: request.messages.map(toOllamaMessage),
+      messages: alternateRoles(request.messages).map(toOllamaMessage),
       stream: true,
       think,
       options,
@@ -212,20 +217,57 @@ export class OllamaBackend implements LlmBackend {
     return { model, vectors: embeddings };
   }
 
+  /** `POST /api/show`: the model's `capabilities` list and trained context length. */
+  async probe(model: string, signal?: AbortSignal): Promise<ModelCapabilities> {
+    const source = 'ollama /api/show';
+    try {
+      const parsed = await readJson(this.metadataCall('/api/show', model, signal, { model }));
+      return { ...capabilitiesFromShow(parsed), source };
+    } catch (error) {
+      return probeFailure(source, this.server, error);
+    }
+  }
+
+  /** `GET /api/tags`: the installed models and their sizes on disk. */
+  async listModels(signal?: AbortSignal): Promise<ModelListing[]> {
+    const parsed = await readJson(this.metadataCall('/api/tags', this.defaultModel, signal)).catch(
+      rethrowAbort(signal),
+    );
+    const listed = listingsFromTags(parsed);
+    if (!listed) {
+      throw new LlmError({
+        code: 'malformed',
+        message: `The ${this.server.label} at ${this.server.baseUrl} answered /api/tags without a "models" list. Check that OLLAMA_HOST points at an Ollama server.`,
+      });
+    }
+    return listed;
+  }
+
+  /** A question about models, not a generation: it must be answered within LLM_CONNECT_TIMEOUT_MS. */
+  private metadataCall(
+    path: string,
+    model: string,
+    signal: AbortSignal | undefined,
+    body?: unknown,
+  ): HttpCall {
+    const limit = { ms: this.options.connectTimeoutMs, setting: 'LLM_CONNECT_TIMEOUT_MS' };
+    return {
+      fetch: this.fetch,
+      server: this.server,
+      model,
+      path,
+      method: body === undefined ? 'GET' : 'POST',
+      ...(body === undefined ? {} : { body }),
+      signal,
+      headersTimeout: limit,
+      idleTimeout: limit,
+    };
+  }
+
   async checkHealth(signal?: AbortSignal): Promise<HealthReport> {
     const prefix = `ollama at ${this.options.baseUrl}`;
-    const limit = { ms: this.options.connectTimeoutMs, setting: 'LLM_CONNECT_TIMEOUT_MS' };
     try {
-      const parsed = await readJson({
-        fetch: this.fetch,
-        server: this.server,
-        model: this.defaultModel,
-        path: '/api/tags',
-        method: 'GET',
-        signal,
-        headersTimeout: limit,
-        idleTimeout: limit,
-      });
+      const parsed = await readJson(this.metadataCall('/api/tags', this.defaultModel, signal));
       const models = (parsed as { models?: { name?: unknown; model?: unknown }[] }).models ?? [];
       const names = models
         .flatMap((m) => [m.name, m.model])

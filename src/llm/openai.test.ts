@@ -285,3 +285,167 @@ describe('OpenAiBackend against the fake server', () => {
     expect(denied.detail).toContain('Set OPENAI_API_KEY');
   });
 });
+
+describe('OpenAiBackend: what a model can do, and which models there are', () => {
+  let many: FakeLlm;
+  beforeAll(async () => {
+    many = await startFakeLlm({
+      models: [
+        'router/tools-vision',
+        'router/plain',
+        'vllm-model',
+        'lms-vlm',
+        'lms-llm',
+        'lms-embed',
+        'bare',
+      ],
+      modelInfo: {
+        // OpenRouter: the endpoint that serves it may take less than the model does.
+        'router/tools-vision': {
+          openai: {
+            context_length: 200000,
+            top_provider: { context_length: 128000 },
+            architecture: { input_modalities: ['text', 'image'], output_modalities: ['text'] },
+            supported_parameters: ['tools', 'tool_choice', 'reasoning', 'temperature'],
+          },
+        },
+        'router/plain': {
+          openai: {
+            context_length: 8192,
+            architecture: { input_modalities: ['text'] },
+            supported_parameters: ['temperature', 'max_tokens'],
+          },
+        },
+        'vllm-model': { openai: { owned_by: 'vllm', max_model_len: 32768 } },
+        'lms-vlm': { openai: { type: 'vlm', max_context_length: 32768, capabilities: ['tool_use'] } },
+        'lms-llm': { openai: { type: 'llm', max_context_length: 131072, loaded_context_length: 4096 } },
+        'lms-embed': { openai: { type: 'embeddings', max_context_length: 2048 } },
+      },
+    });
+  });
+  afterAll(() => many.close());
+  afterEach(() => many.reset());
+
+  const at = (model: string, overrides: Partial<Record<SettingName, string>> = {}) =>
+    openai(many.openaiUrl, { OPENAI_MODEL: model, OPENAI_API_KEY: '', ...overrides });
+  const probe = (model: string) => at(model).probe?.(model);
+
+  it('reads OpenRouter fields: tools and reasoning parameters, image input, the smaller context', async () => {
+    expect(await probe('router/tools-vision')).toEqual({
+      tools: true,
+      thinking: true,
+      vision: true,
+      contextLength: 128000,
+      source: 'openai /models',
+    });
+    expect(await probe('router/plain')).toEqual({
+      tools: false,
+      thinking: false,
+      vision: false,
+      contextLength: 8192,
+      source: 'openai /models',
+    });
+    expect(many.requests[0]).toMatchObject({ method: 'GET', path: '/v1/models' });
+  });
+
+  it("reads vLLM's max_model_len and LM Studio's type, capabilities and loaded context", async () => {
+    expect(await probe('vllm-model')).toEqual({ contextLength: 32768, source: 'openai /models' });
+    expect(await probe('lms-vlm')).toEqual({
+      tools: true,
+      vision: true,
+      contextLength: 32768,
+      source: 'openai /models',
+    });
+    // Loaded with 4096 tokens: a longer request would fail however long the model could go.
+    expect(await probe('lms-llm')).toEqual({ vision: false, contextLength: 4096, source: 'openai /models' });
+  });
+
+  it('leaves everything unknown when the server says nothing but the id', async () => {
+    expect(await probe('bare')).toEqual({ source: 'openai /models' });
+  });
+
+  it('says a model is not listed, naming what is', async () => {
+    const caps = await probe('gpt-9');
+    expect(caps).toEqual({
+      source: expect.stringContaining('does not list model "gpt-9" (it lists router/tools-vision'),
+    });
+  });
+
+  it('answers for the one model of a single-model server under any name (llama-server)', async () => {
+    fake.setModelInfo('gpt-fake', {
+      openai: { owned_by: 'llamacpp', meta: { n_ctx_train: 131072, n_ctx: 8192 } },
+    });
+    const caps = await openai().probe?.('whatever-i-call-it');
+    expect(caps).toEqual({
+      contextLength: 8192,
+      source: 'openai /models, the one model it serves (gpt-fake)',
+    });
+  });
+
+  it('says why it could not tell: wrong key, broken JSON, no list, server down, server silent', async () => {
+    const denied = await openai(fake.openaiUrl, { OPENAI_API_KEY: 'wrong' }).probe?.('gpt-fake');
+    expect(denied?.source).toContain('openai /models could not tell');
+    expect(denied?.source).toContain('OPENAI_API_KEY');
+
+    many.setEndpointError('models', { status: 200, body: '{"data": [' });
+    expect((await probe('bare'))?.source).toContain('/models did not answer JSON');
+    many.setEndpointError('models', { status: 200, body: '{"object": "list"}' });
+    expect((await probe('bare'))?.source).toBe('openai /models did not answer a list of models');
+    many.setEndpointError('models', { status: 404, body: 'Not Found' });
+    expect((await probe('bare'))?.source).toContain('it usually ends in /v1');
+
+    const url = await closedPortUrl();
+    expect((await openai(`${url}/v1`).probe?.('x'))?.source).toContain(
+      `Cannot reach the OpenAI-compatible server at ${url}/v1`,
+    );
+
+    const silent = await startFakeLlm();
+    silent.setEndpointError('models', { hang: true });
+    const caps = await openai(silent.openaiUrl, { OPENAI_API_KEY: '', LLM_CONNECT_TIMEOUT_MS: '150' })
+      .probe?.('x')
+      .finally(() => silent.close());
+    expect(caps?.source).toContain('did not answer');
+    expect(caps?.source).toContain('LLM_CONNECT_TIMEOUT_MS=150');
+  });
+
+  it('lists the models without the embedding ones, with sizes where the server gives them', async () => {
+    expect(await at('bare').listModels?.()).toEqual([
+      { name: 'router/tools-vision' },
+      { name: 'router/plain' },
+      { name: 'vllm-model' },
+      { name: 'lms-vlm' },
+      { name: 'lms-llm' },
+      { name: 'bare' },
+    ]);
+    fake.setModelInfo('gpt-fake', { openai: { meta: { size: 4_920_734_016 } } });
+    expect(await openai().listModels?.()).toEqual([{ name: 'gpt-fake', sizeBytes: 4_920_734_016 }]);
+    many.setEndpointError('models', { status: 200, body: '{"object": "list"}' });
+    await expect(at('bare').listModels?.()).rejects.toMatchObject({ name: 'LlmError', code: 'malformed' });
+    await expect(openai(fake.openaiUrl, { OPENAI_API_KEY: '' }).listModels?.()).rejects.toMatchObject({
+      code: 'auth',
+    });
+    await expect(openai().listModels?.(AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('merges neighbours of the same role before sending, for strict chat templates', async () => {
+    fake.enqueue({ text: 'ok' });
+    await openai().complete({
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'I will look.' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'look', arguments: {} }] },
+        { role: 'tool', content: 'seen', tool_call_id: 'c1', name: 'look' },
+        { role: 'tool', content: 'seen too', tool_call_id: 'c2', name: 'look' },
+      ],
+    });
+    expect(fake.requests[0]?.body.messages?.map((m) => [m.role, m.content])).toEqual([
+      ['system', 'sys'],
+      ['user', 'hi'],
+      ['assistant', 'I will look.'],
+      ['tool', 'seen'],
+      ['tool', 'seen too'],
+    ]);
+    expect(fake.requests[0]?.body.messages?.[2]?.tool_calls).toHaveLength(1);
+  });
+});

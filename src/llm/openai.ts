@@ -4,6 +4,8 @@
  * chunk. Works with OpenAI, llama.cpp's server, vLLM, LM Studio, Ollama's /v1 and the like.
  */
 import type { Logger } from 'pino';
+import { alternateRoles } from './alternation.js';
+import { probeFailure } from './capabilities.js';
 import { cutFailure, httpFailure, type ServerInfo } from './failures.js';
 import {
   CallerAbort,
@@ -16,6 +18,7 @@ import {
   rethrowAbort,
 } from './http.js';
 import { excerpt, StreamParseError } from './ndjson.js';
+import { capabilitiesFromModels, listingsFromModels } from './openai-models.js';
 import { parseSse } from './sse.js';
 import { failureOf, foldStream, guardStream } from './stream-guard.js';
 import { functionTools, newToolCallId, parseToolArguments } from './tool-args.js';
@@ -29,6 +32,8 @@ import {
   type LlmBackend,
   type LlmChunk,
   LlmError,
+  type ModelCapabilities,
+  type ModelListing,
   type TokenUsage,
 } from './types.js';
 
@@ -121,7 +126,7 @@ export class OpenAiBackend implements LlmBackend {
     const model = request.model ?? this.defaultModel;
     const body: Record<string, unknown> = {
       model,
-      messages: request.messages.map(toOpenAiMessage),
+      messages: alternateRoles(request.messages).map(toOpenAiMessage),
       stream: true,
       stream_options: { include_usage: true },
     };
@@ -263,6 +268,32 @@ export class OpenAiBackend implements LlmBackend {
       });
     }
     return { model, vectors };
+  }
+
+  /** `GET /models`: whatever the server says there about `model` (see openai-models.ts). */
+  async probe(model: string, signal?: AbortSignal): Promise<ModelCapabilities> {
+    const source = 'openai /models';
+    try {
+      const parsed = await readJson(this.call({ path: '/models', method: 'GET', model, signal }, true));
+      return capabilitiesFromModels(parsed, model, source);
+    } catch (error) {
+      return probeFailure(source, this.server, error);
+    }
+  }
+
+  /** `GET /models`: the models the server offers, without embedding models where it marks them. */
+  async listModels(signal?: AbortSignal): Promise<ModelListing[]> {
+    const parsed = await readJson(
+      this.call({ path: '/models', method: 'GET', model: this.defaultModel, signal }, true),
+    ).catch(rethrowAbort(signal));
+    const listed = listingsFromModels(parsed);
+    if (!listed) {
+      throw new LlmError({
+        code: 'malformed',
+        message: `The ${this.server.label} at ${this.options.baseUrl} answered /models without a list of models. Check OPENAI_BASE_URL: it usually ends in /v1.`,
+      });
+    }
+    return listed;
   }
 
   async checkHealth(signal?: AbortSignal): Promise<HealthReport> {

@@ -11,6 +11,7 @@ import { silentLogger } from '../config/logger.js';
 import { type Profile, ProfileRegistry } from '../config/profiles.js';
 import { knownSecrets } from '../config/secret-env.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
+import { CapabilityCache } from '../llm/capabilities.js';
 import type { FetchLike } from '../llm/http.js';
 import { ModelDownloader } from '../llm/models/downloader.js';
 import { ModelDownloads } from '../llm/models/downloads.js';
@@ -104,6 +105,8 @@ export async function createServices(
   const backendFor = (profile: Profile): LlmBackend =>
     backends.get(profile.llm_backend ?? backends.defaultId());
   const defaultBackend = (): LlmBackend => backendFor(profiles.getDefault());
+  // Answers stay tied to the backend object asked, so a rebuilt backend is asked afresh.
+  const capabilities = new CapabilityCache();
   // The client may change the LLM settings while Navi runs: the backends are rebuilt, and
   // everything above reaches them through the registry, so it follows.
   const llmSettings = new LlmSettingsService({
@@ -263,6 +266,7 @@ export async function createServices(
     agent,
     backendFor: (profileId) => backendFor(profiles.get(profileId) ?? profiles.getDefault()),
     llm: { backends, settings: llmSettings },
+    capabilities,
     memory: { store: memory, search: memorySearch, extractor },
     onSessionCreated: () => {
       // Extraction runs in the background: creating a session never waits for the LLM.

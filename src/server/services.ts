@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { AgentApi } from '../agent/types.js';
 import type { ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
+import type { CapabilityCache } from '../llm/capabilities.js';
 import type { ModelDownloads } from '../llm/models/downloads.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
@@ -63,6 +64,8 @@ export interface NaviServices {
    * runs (REST /llm/...; without it those routes are not served).
    */
   llm?: { backends: BackendRegistry; settings: LlmSettingsService };
+  /** What each model can do, asked of its backend once (docs/local-models.md#what-a-model-can-do-capability-probe). */
+  capabilities?: CapabilityCache;
   /** Model downloads for the llamacpp backend (`/llm/downloads`); closing cancels them. */
   modelDownloads?: ModelDownloads;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */

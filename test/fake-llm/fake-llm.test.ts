@@ -135,3 +135,89 @@ describe('fake LLM server', () => {
     expect(fake.abortedRequests).toBe(1);
   });
 });
+
+describe('fake LLM server: models and strict chat templates', () => {
+  it('answers /api/show with every capability the fake has, 404 for a model it lacks', async () => {
+    const res = await post(`${fake.ollamaUrl}/api/show`, { model: 'a' });
+    expect(await res.json()).toMatchObject({
+      capabilities: ['completion', 'tools', 'thinking', 'vision'],
+      model_info: { 'general.architecture': 'fake' },
+    });
+    const missing = await post(`${fake.ollamaUrl}/api/show`, { model: 'zz' });
+    expect([missing.status, await missing.json()]).toEqual([404, { error: "model 'zz' not found" }]);
+    expect(fake.requests.map((r) => r.kind)).toEqual(['show', 'show']);
+  });
+
+  it('says what a test sets about a model, until reset', async () => {
+    fake.setModelInfo('b', { show: { capabilities: ['completion'] }, openai: { max_model_len: 2048 } });
+    expect(await (await post(`${fake.ollamaUrl}/api/show`, { model: 'b' })).json()).toEqual({
+      capabilities: ['completion'],
+    });
+    const list = (await (await fetch(`${fake.openaiUrl}/models`)).json()) as { data: unknown[] };
+    expect(list.data).toEqual([
+      { id: 'a', object: 'model', created: 0, owned_by: 'fake' },
+      { id: 'b', object: 'model', created: 0, owned_by: 'fake', max_model_len: 2048 },
+    ]);
+    fake.reset();
+    expect(await (await post(`${fake.ollamaUrl}/api/show`, { model: 'b' })).json()).toMatchObject({
+      capabilities: ['completion', 'tools', 'thinking', 'vision'],
+    });
+  });
+
+  it('leaves a show request hanging when told to', async () => {
+    fake.setEndpointError('show', { hang: true });
+    const controller = new AbortController();
+    const hanging = fetch(`${fake.ollamaUrl}/api/show`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a' }),
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
+    await fake.waitForRequests(1);
+    expect(fake.requests[0]?.aborted).toBe(false);
+    controller.abort();
+    expect(await hanging).toMatchObject({ name: 'AbortError' });
+    await fake.waitForAborted(1);
+  });
+
+  it('refuses, when strict, two user or assistant messages in a row, or a late system message', async () => {
+    const strict = await startFakeLlm({ strictRoles: true, defaultReply: { text: 'fine' } });
+    try {
+      const send = (format: 'ollama' | 'openai', roles: string[]) =>
+        post(format === 'ollama' ? `${strict.ollamaUrl}/api/chat` : `${strict.openaiUrl}/chat/completions`, {
+          model: 'a',
+          stream: false,
+          messages: roles.map((role, i) => ({ role, content: `m${i}` })),
+        });
+      const twoUsers = await send('ollama', ['system', 'user', 'user']);
+      expect([twoUsers.status, await twoUsers.json()]).toEqual([
+        400,
+        { error: 'Conversation roles must alternate user/assistant/user/assistant/...' },
+      ]);
+      const twoAssistants = await send('openai', ['user', 'assistant', 'assistant']);
+      expect(twoAssistants.status).toBe(400);
+      expect(await twoAssistants.json()).toMatchObject({
+        error: { message: 'Conversation roles must alternate user/assistant/user/assistant/...' },
+      });
+      const lateSystem = await send('openai', ['user', 'system']);
+      expect(await lateSystem.json()).toMatchObject({
+        error: { message: 'System message must be at the beginning.' },
+      });
+      // Parallel tool results, and a user message right after them, are fine.
+      const fine = await send('openai', ['system', 'user', 'assistant', 'tool', 'tool', 'user']);
+      expect(fine.status).toBe(200);
+      // Not strict: the default fake takes anything.
+      fake.enqueue({ text: 'taken' });
+      const lax = await post(`${fake.ollamaUrl}/api/chat`, {
+        model: 'a',
+        stream: false,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      });
+      expect(lax.status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -3,8 +3,10 @@ export { cosine, fakeEmbedding } from './embeddings.js';
 export { closedPortUrl, collect } from './helpers.js';
 export { startFakeLlm } from './server.js';
 export type {
+  EndpointFault,
   FakeLlm,
   FakeLlmOptions,
+  FakeModelInfo,
   RecordedBody,
   RecordedMessage,
   RecordedRequest,

@@ -5,9 +5,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fakeEmbedding } from './embeddings.js';
+import { strictRolesBody, strictRolesProblem } from './strict-roles.js';
 import type {
+  EndpointFault,
   FakeLlm,
   FakeLlmOptions,
+  FakeModelInfo,
   RecordedBody,
   RecordedRequest,
   ReplyScript,
@@ -21,6 +24,7 @@ type Kind = RecordedRequest['kind'];
 const routes: Record<string, { format: WireFormat; kind: Kind; method: string }> = {
   '/api/chat': { format: 'ollama', kind: 'chat', method: 'POST' },
   '/api/tags': { format: 'ollama', kind: 'models', method: 'GET' },
+  '/api/show': { format: 'ollama', kind: 'show', method: 'POST' },
   '/api/embed': { format: 'ollama', kind: 'embed', method: 'POST' },
   '/v1/chat/completions': { format: 'openai', kind: 'chat', method: 'POST' },
   '/v1/models': { format: 'openai', kind: 'models', method: 'GET' },
@@ -35,7 +39,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const dimension = options.embeddingDimension ?? 64;
   const queue: ScriptedReply[] = [];
   let fallback: ScriptedReply | undefined = options.defaultReply;
-  const endpointErrors = new Map<'models' | 'embed', { status: number; body: string }>();
+  const endpointErrors = new Map<'models' | 'show' | 'embed', EndpointFault>();
+  const modelInfo = new Map<string, FakeModelInfo>(Object.entries(options.modelInfo ?? {}));
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const listeners = new Set<() => void>();
@@ -123,12 +128,21 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       });
       return;
     }
-    if (route.kind === 'models' || route.kind === 'embed') {
+    if (route.kind === 'models' || route.kind === 'show' || route.kind === 'embed') {
       const failure = endpointErrors.get(route.kind);
+      if (failure && 'hang' in failure) return; // the 'close' listener records the client giving up
       if (failure) sendRaw(res, failure.status, failure.body);
       else if (route.kind === 'models') sendJson(res, 200, modelList(route.format));
+      else if (route.kind === 'show') show(res, body.model);
       else sendJson(res, 200, embeddings(route.format, body));
       return;
+    }
+    if (options.strictRoles) {
+      const problem = strictRolesProblem(body.messages ?? []);
+      if (problem) {
+        sendRaw(res, 400, strictRolesBody(route.format, problem));
+        return;
+      }
     }
 
     const scripted = queue.shift() ?? fallback;
@@ -204,8 +218,37 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     return {
       object: 'list',
-      data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
+      data: models.map((id) => ({
+        id,
+        object: 'model',
+        created: 0,
+        owned_by: 'fake',
+        ...modelInfo.get(id)?.openai,
+      })),
     };
+  }
+
+  /** Ollama's `/api/show`: 404 for a model it does not have, as Ollama answers. */
+  function show(res: ServerResponse, name: unknown): void {
+    const model = typeof name === 'string' ? name : '';
+    const known = models.find((m) => m === model || m === `${model}:latest`);
+    if (!known) {
+      sendJson(res, 404, { error: `model '${model}' not found` });
+      return;
+    }
+    sendJson(
+      res,
+      200,
+      modelInfo.get(known)?.show ?? {
+        modelfile: '',
+        parameters: '',
+        template: '{{ .Prompt }}',
+        details: { format: 'gguf', family: 'fake', families: ['fake'], parameter_size: '1B' },
+        model_info: { 'general.architecture': 'fake' },
+        // What the fake can do: it calls tools, streams reasoning and takes images.
+        capabilities: ['completion', 'tools', 'thinking', 'vision'],
+      },
+    );
   }
 
   function embeddings(format: WireFormat, body: RecordedBody): unknown {
@@ -242,10 +285,16 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (error) endpointErrors.set(kind, error);
       else endpointErrors.delete(kind);
     },
+    setModelInfo: (model, info) => {
+      if (info) modelInfo.set(model, info);
+      else modelInfo.delete(model);
+    },
     reset: () => {
       queue.length = 0;
       fallback = undefined;
       endpointErrors.clear();
+      modelInfo.clear();
+      for (const [model, info] of Object.entries(options.modelInfo ?? {})) modelInfo.set(model, info);
       requests.length = 0;
     },
     close: async () => {

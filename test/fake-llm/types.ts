@@ -61,16 +61,36 @@ export interface RecordedRequest {
   method: string;
   path: string;
   format: WireFormat;
-  kind: 'chat' | 'embed' | 'models' | 'unknown';
+  kind: 'chat' | 'embed' | 'models' | 'show' | 'unknown';
   body: RecordedBody;
   headers: Record<string, string | undefined>;
   /** The client closed the connection before the answer was complete. */
   aborted: boolean;
 }
 
+/**
+ * What the fake says about one model beyond its name: Ollama's `/api/show` answer (replacing the
+ * default, which claims every capability the fake has and no context length) and extra fields
+ * of its `/v1/models` entry (say `max_model_len`, or OpenRouter's `supported_parameters`).
+ */
+export interface FakeModelInfo {
+  show?: Record<string, unknown>;
+  openai?: Record<string, unknown>;
+}
+
+/** An endpoint made to misbehave: an HTTP answer of the test's choosing, or none at all. */
+export type EndpointFault = { status: number; body: string } | { hang: true };
+
 export interface FakeLlmOptions {
-  /** Models listed by /api/tags and /v1/models (default ['test-model']). */
+  /** Models listed by /api/tags and /v1/models, and known to /api/show (default ['test-model']). */
   models?: string[];
+  /** Per model: its /api/show answer and /v1/models fields. */
+  modelInfo?: Record<string, FakeModelInfo>;
+  /**
+   * Answer chat requests as strict chat templates do: HTTP 400 when two user or two assistant
+   * messages follow each other, or a system message is not the first.
+   */
+  strictRoles?: boolean;
   /** Length of the embedding vectors (default 64). */
   embeddingDimension?: number;
   /** When set, /v1 routes answer 401 unless `Authorization: Bearer <apiKey>` is sent. */
@@ -91,9 +111,14 @@ export interface FakeLlm {
   enqueue(...replies: ScriptedReply[]): void;
   /** Reply for chat requests once the queue is empty; undefined restores the HTTP 500. */
   setDefault(reply: ScriptedReply | undefined): void;
-  /** Makes the models (/api/tags, /v1/models) or embeddings routes answer an HTTP error. */
-  setEndpointError(kind: 'models' | 'embed', error: { status: number; body: string } | undefined): void;
-  /** Clears queue, default reply, endpoint errors and recorded requests. */
+  /**
+   * Makes the models (/api/tags, /v1/models), show (/api/show) or embeddings routes answer an
+   * HTTP error, or never answer (`{hang: true}`); undefined restores them.
+   */
+  setEndpointError(kind: 'models' | 'show' | 'embed', error: EndpointFault | undefined): void;
+  /** Sets (or with undefined, removes) what the fake says about `model`. */
+  setModelInfo(model: string, info: FakeModelInfo | undefined): void;
+  /** Clears queue, default reply, endpoint errors, model info set later and recorded requests. */
   reset(): void;
   close(): Promise<void>;
   /** Resolves once `n` requests have arrived (rejects after `timeoutMs`, default 10 s, naming what came). */
