@@ -116,6 +116,8 @@ export async function createServices(
     resolveReferences: (next) => resolveSettingReferences(next, vault, secrets),
     secrets,
     logger,
+    // The old backend objects are gone; their answers only take room.
+    onChange: () => capabilities.invalidate(),
   });
 
   const memory = new SqliteMemoryStore(stores.db);

@@ -3,6 +3,7 @@
  * under a short time limit, so a server that hangs makes the answer slower by that limit at
  * most and never fails it. A backend that cannot answer is a `ready: false` or a problem.
  */
+import { capabilitiesInfo } from '../llm/capabilities.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import type { LlmBackend, ModelCapabilities } from '../llm/types.js';
 import type {
@@ -113,16 +114,6 @@ export async function detectOllama(
     }),
   );
   return found.find((f) => f !== null) ?? null;
-}
-
-export function capabilitiesInfo(caps: ModelCapabilities): ModelCapabilitiesInfo {
-  return {
-    tools: caps.tools ?? null,
-    thinking: caps.thinking ?? null,
-    vision: caps.vision ?? null,
-    context_length: caps.contextLength ?? null,
-    source: caps.source,
-  };
 }
 
 async function defaultCapabilities(

@@ -40,11 +40,14 @@ export function sessionModel(
  * backend cannot tell, or does not answer in time, is let try: the model says so itself.
  */
 export async function refuseImagesForTextModel(
-  services: Pick<NaviServices, 'sessions' | 'profiles' | 'llm'>,
+  services: Pick<NaviServices, 'sessions' | 'profiles' | 'llm' | 'capabilities'>,
   sessionId: string,
-  capabilities: CapabilityLookup = (backend, model, signal) =>
-    backend.probe?.(model, signal) ?? Promise.resolve(undefined),
 ): Promise<void> {
+  const cache = services.capabilities;
+  // The cache answers at once for a model asked before; without one, the backend is asked.
+  const capabilities: CapabilityLookup = cache
+    ? (backend, model, signal) => cache.get(backend, model, signal)
+    : (backend, model, signal) => backend.probe?.(model, signal) ?? Promise.resolve(undefined);
   const backends = services.llm?.backends;
   const session = await services.sessions.get(sessionId);
   if (!backends || !session) return;

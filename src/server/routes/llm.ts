@@ -16,7 +16,7 @@ import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { normaliseBaseUrl, testConnection } from '../llm-connection-test.js';
 import type { LlmSettingsChange } from '../llm-settings.js';
-import { llmModels, llmStatus } from '../llm-status.js';
+import { type LlmStatusDeps, llmModels, llmStatus } from '../llm-status.js';
 
 const settingValue = { type: ['string', 'null'], maxLength: 4096 } as const;
 
@@ -49,9 +49,11 @@ const testBody = {
 export const llmRoutes: FastifyPluginAsync<ServerContext> = async (app, { services }) => {
   const llm = services.llm;
   if (!llm) return;
-  const statusDeps = {
+  const cache = services.capabilities;
+  const statusDeps: LlmStatusDeps = {
     backends: llm.backends,
     ollamaHost: () => llm.settings.settings().OLLAMA_HOST,
+    ...(cache && { capabilities: (backend, model, signal) => cache.get(backend, model, signal) }),
   };
 
   app.get('/llm/status', async (): Promise<LlmStatus> => llmStatus(statusDeps));
