@@ -4,6 +4,7 @@
  * kept read-only, so a file write can never bypass the tools that ask the user first.
  */
 import { resolve } from 'node:path';
+import { ownedSettingsPath } from '../../config/owned-settings.js';
 import type { Settings } from '../../config/settings.js';
 import { pendingKeyFile } from '../../vault/key-source.js';
 import { PathGuard } from './path-guard.js';
@@ -11,7 +12,12 @@ import { PathGuard } from './path-guard.js';
 /** The settings that name Navi's private files (`naviSecretFiles`). */
 export type NaviSecretFileSettings = Pick<
   Settings,
-  'DB_PATH' | 'SSH_HOSTS_FILE' | 'GNEXUS_VAULT_PATH' | 'GNEXUS_KEY_FILE' | 'GNEXUS_AUDIT_LOG'
+  | 'DB_PATH'
+  | 'SSH_HOSTS_FILE'
+  | 'GNEXUS_VAULT_PATH'
+  | 'GNEXUS_KEY_FILE'
+  | 'GNEXUS_AUDIT_LOG'
+  | 'NAVI_DATA_DIR'
 >;
 
 /** The settings that name the folders deciding what Navi runs (`naviControlFolders`). */
@@ -69,9 +75,10 @@ export function naviControlFolders(
 const withJournals = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
 
 /**
- * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, and the
- * vault: its database, its key file (with the one a key rotation writes beside it) and its
- * audit log.
+ * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, the
+ * settings file Navi owns (it may hold an API key, and names the servers conversations go to),
+ * and the vault: its database, its key file (with the one a key rotation writes beside it) and
+ * its audit log.
  */
 export function naviSecretFiles(settings: NaviSecretFileSettings, cwd = process.cwd()): string[] {
   const at = (p: string) => resolve(cwd, p);
@@ -79,6 +86,7 @@ export function naviSecretFiles(settings: NaviSecretFileSettings, cwd = process.
   return [
     ...withJournals(at(settings.DB_PATH)),
     at('.env'),
+    ownedSettingsPath(at(settings.NAVI_DATA_DIR)),
     at(settings.SSH_HOSTS_FILE),
     ...withJournals(at(settings.GNEXUS_VAULT_PATH)),
     keyFile,

@@ -60,6 +60,19 @@ describe("Navi's own files", () => {
     expect(read.output).toContain("is Navi's own private data");
   });
 
+  it('refuses the settings file Navi owns, which may hold an API key', async () => {
+    mkdirSync(join(dir, 'data'));
+    writeFileSync(join(dir, 'data', 'settings.json'), '{"OPENAI_API_KEY": "sk-saved"}');
+    const settings = testSettings({ FS_ALLOWED_PATHS: '*', NAVI_DATA_DIR: 'data' });
+    const guarded = createFilesystemTool({ settings, guard: naviPathGuard(settings, dir) });
+    const path = join(dir, 'data', 'settings.json');
+    const read = await guarded.execute({ action: 'read', path }, ctx);
+    expect(read.output).toContain("is Navi's own private data");
+    const write = await guarded.execute({ action: 'write', path, content: '{}' }, ctx);
+    expect(write.output).toContain("is Navi's own private data");
+    expect(readFileSync(path, 'utf8')).toContain('sk-saved');
+  });
+
   it('hides the extra private files it is given, such as SSH keys', async () => {
     const key = join(dir, 'work', 'id_ed25519');
     writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\n');
