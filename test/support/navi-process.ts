@@ -27,6 +27,8 @@ export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio'>): Node
     NAVI_PORT: String(options.port),
     DB_PATH: join(dir, 'navi.db'),
     SESSION_FILES_DIR: join(dir, 'files'),
+    // Never the developer's own data folder (models, the settings file the client saves).
+    NAVI_DATA_DIR: join(dir, 'data'),
     TOOLS_DIR: join(dir, 'tools'),
     CONTEXT_PROVIDERS_DIR: join(dir, 'providers'),
     MCP_SERVERS_DIR: join(dir, 'mcp'),
