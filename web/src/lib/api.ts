@@ -4,7 +4,17 @@
  */
 import type {
   AuthStatus,
+  ConnectionTestRequest,
+  ConnectionTestResult,
   ErrorBody,
+  LlamacppRuntimeStatus,
+  LlmModelList,
+  LlmSettingsUpdate,
+  LlmSettingsView,
+  LlmStatus,
+  LocalModelsView,
+  ModelChoice,
+  ModelDownload,
   PairReply,
   ProfileSummary,
   RecallList,
@@ -29,6 +39,8 @@ export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    /** The server's error code (`SETTING_LOCKED`, `DOWNLOAD_ACTIVE`…), when it sent one. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -70,9 +82,11 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   }
   if (!response.ok) {
     if (response.status === 401) onUnauthorized();
+    const code = (parsed as Partial<ErrorBody> | undefined)?.code;
     throw new ApiError(
       errorText(response.status, parsed, `${method} ${path} failed (${response.status})`),
       response.status,
+      typeof code === 'string' ? code : undefined,
     );
   }
   return parsed as T;
@@ -128,6 +142,25 @@ export const api = {
       reason: 'shown on the Vault page',
     }),
   vaultAudit: (limit = 200) => request<AuditList>('GET', `/vault/audit?limit=${limit}`),
+  /** The session's own model, or with null its profile's again. */
+  setSessionModel: (id: string, model: ModelChoice | null) =>
+    request<SessionSummary>('PATCH', `/sessions/${encodeURIComponent(id)}`, { model }),
+  llmStatus: () => request<LlmStatus>('GET', '/llm/status'),
+  llmModels: () => request<LlmModelList>('GET', '/llm/models'),
+  llmSettings: () => request<LlmSettingsView>('GET', '/llm/settings'),
+  saveLlmSettings: (update: LlmSettingsUpdate) => request<LlmSettingsView>('PUT', '/llm/settings', update),
+  testConnection: (test: ConnectionTestRequest) => request<ConnectionTestResult>('POST', '/llm/test', test),
+  localModels: () => request<LocalModelsView>('GET', '/llm/local'),
+  startDownload: (source: string, sha256?: string) =>
+    request<ModelDownload>('POST', '/llm/downloads', sha256 ? { source, sha256 } : { source }),
+  getDownload: (id: string) => request<ModelDownload>('GET', `/llm/downloads/${encodeURIComponent(id)}`),
+  // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
+  cancelDownload: (id: string) =>
+    request<ModelDownload>('DELETE', `/llm/downloads/${encodeURIComponent(id)}`),
+  removeLocalModel: (name: string) => request<void>('DELETE', `/llm/local/${encodeURIComponent(name)}`),
+  runtimeStatus: () => request<LlamacppRuntimeStatus>('GET', '/llm/runtime'),
+  // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
+  installRuntime: () => request<LlamacppRuntimeStatus>('POST', '/llm/runtime'),
 };
 
 /**

@@ -1,6 +1,6 @@
 /** What the chat shows: one entry per bubble, card or notice, built from events or history. */
-import type { ToolArgs } from '@protocol/events.js';
-import type { RecallStamp } from '@protocol/rest.js';
+import type { NoticeCode, ToolArgs } from '../../../src/protocol/events.js';
+import type { RecallStamp } from '../../../src/protocol/rest.js';
 
 export interface UserEntry {
   kind: 'user';
@@ -20,6 +20,8 @@ export interface AssistantEntry {
   streaming: boolean;
   /** A partial answer saved when the run was stopped or failed. */
   interrupted: boolean;
+  /** Actions the answer claims that no tool call of its turn performed (the claim check). */
+  unverifiedClaims?: string[];
 }
 
 export interface ThinkingEntry {
@@ -59,6 +61,8 @@ export interface NoticeEntry {
   kind: 'notice';
   key: string;
   text: string;
+  /** Set on a `notice` event's line: how the run adapts to its model (information, not an error). */
+  code?: NoticeCode;
 }
 
 export interface ErrorEntry {

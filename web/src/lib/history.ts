@@ -1,9 +1,9 @@
 /**
  * Rebuilds the chat from the display buffer of `GET /sessions/{id}`, so a reload shows what the
  * live events showed: thinking, the plan, tool cards with results, UI components, submitted
- * forms and interrupted answers.
+ * forms, interrupted answers and the claims an answer made that no tool call did.
  */
-import type { SessionMessage } from '@protocol/rest.js';
+import type { SessionMessage } from '../../../src/protocol/rest.js';
 import { type ChatEntry, imageSource, newKey, newToolEntry, type ToolEntry } from './entries.js';
 
 /** What the `tool_call` event's `metadata` showed for this result, rebuilt from its fields. */
@@ -52,6 +52,7 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
           text: message.content,
           streaming: false,
           interrupted: message.interrupted === true,
+          ...(message.unverified_claims?.length ? { unverifiedClaims: [...message.unverified_claims] } : {}),
         });
       } else if (message.interrupted === true && !message.tool_calls?.length) {
         entries.push({

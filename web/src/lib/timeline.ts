@@ -5,10 +5,11 @@
  * (re)connection never shows twice. Text deltas are gathered in plain strings and moved into
  * the reactive entries once per animation frame, so a fast stream costs one render per frame.
  */
-import type { ErrorCode } from '@protocol/error-codes.js';
-import type { EventOf, ServerEvent } from '@protocol/events.js';
-import type { RecallStamp } from '@protocol/rest.js';
+
 import { reactive } from 'vue';
+import type { ErrorCode } from '../../../src/protocol/error-codes.js';
+import type { EventOf, ServerEvent } from '../../../src/protocol/events.js';
+import type { RecallStamp } from '../../../src/protocol/rest.js';
 import {
   type AssistantEntry,
   type ChatEntry,
@@ -111,6 +112,10 @@ export class Timeline {
   private shownThinking: ThinkingEntry | null = null;
   private shownTurn: number | undefined;
   private answer: AssistantEntry | null = null;
+  /** The last answer bubble of the run in progress: where a claim flag goes. */
+  private runAnswer: AssistantEntry | null = null;
+  /** Claims flagged before the answer they belong to was shown (`stream_end` brings its text). */
+  private pendingClaims: string[] | null = null;
   private pending = new Map<ThinkingEntry | AssistantEntry, string>();
   private flushScheduled = false;
 
@@ -124,6 +129,8 @@ export class Timeline {
     this.shownThinking = null;
     this.shownTurn = undefined;
     this.answer = null;
+    this.runAnswer = null;
+    this.pendingClaims = null;
     this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
     this.state.running = false;
     this.state.runId = null;
@@ -186,6 +193,8 @@ export class Timeline {
         this.shownThinking = null;
         this.shownTurn = undefined;
         this.answer = null;
+        this.runAnswer = null;
+        this.pendingClaims = null;
         // Nobody sent a recall's prompt from a client: the event brings it, to show as its bubble.
         if (event.trigger === 'recall' && event.prompt !== undefined) this.push(recallPrompt(event));
         break;
@@ -321,13 +330,18 @@ export class Timeline {
         if (this.answer) {
           if (event.content && this.answer.text !== event.content) this.answer.text = event.content;
         } else if (event.content && !this.endsWithAnswer()) {
-          this.push<AssistantEntry>({
+          this.answer = this.push<AssistantEntry>({
             kind: 'assistant',
             key: newKey('answer'),
             text: event.content,
             streaming: false,
             interrupted: false,
           });
+        }
+        if (this.pendingClaims) {
+          const answer = this.answer ?? this.runAnswer;
+          if (answer) answer.unverifiedClaims = this.pendingClaims;
+          this.pendingClaims = null;
         }
         this.closeAnswer(false);
         this.state.contextTokens = event.context_tokens;
@@ -361,6 +375,17 @@ export class Timeline {
           text: `Context compressed: ${event.messages_before} → ${event.messages_after} messages kept for the model.`,
         });
         break;
+      case 'notice':
+        this.flush();
+        this.push({ kind: 'notice', key: newKey('notice'), text: event.message, code: event.code });
+        break;
+      case 'claim_unverified': {
+        // The flag belongs to the answer just finished: the one streaming, else the run's last.
+        const answer = this.answer ?? this.runAnswer;
+        if (answer) answer.unverifiedClaims = [...event.claims];
+        else this.pendingClaims = [...event.claims];
+        break;
+      }
       case 'profile_switched':
         this.state.profileId = event.profile_id;
         this.push({
@@ -420,6 +445,7 @@ export class Timeline {
     if (this.answer) {
       this.answer.streaming = false;
       if (interrupted) this.answer.interrupted = true;
+      this.runAnswer = this.answer;
     }
     this.answer = null;
   }
