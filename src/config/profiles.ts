@@ -18,6 +18,36 @@ export const DEFAULT_SECRET_TOOLS = [
   'mcp__navi_web__http_request',
 ] as const;
 
+/** The LLM backends a profile's `backends` section may name. */
+export const PROFILE_BACKEND_IDS = ['ollama', 'openai', 'llamacpp'] as const;
+
+/**
+ * What changes when a run uses one backend: `enabled_tools` replaces the profile's, `denied_tools`
+ * adds to the profile's, `tool_budget_ratio` replaces TOOL_BUDGET_RATIO. A small local model
+ * can so get fewer tools than a large hosted one under the same profile.
+ */
+export const backendToolPolicySchema = z.strictObject({
+  enabled_tools: z.array(z.string().min(1)).optional(),
+  denied_tools: z.array(z.string().min(1)).optional(),
+  tool_budget_ratio: z.number().min(0.01).max(1).optional(),
+});
+
+export type BackendToolPolicy = z.infer<typeof backendToolPolicySchema>;
+
+const backendsSchema = z
+  .record(z.string(), backendToolPolicySchema)
+  .superRefine((backends, ctx) => {
+    for (const id of Object.keys(backends)) {
+      if (!(PROFILE_BACKEND_IDS as readonly string[]).includes(id))
+        ctx.addIssue({
+          code: 'custom',
+          path: [id],
+          message: `unknown backend "${id}": use one of ${PROFILE_BACKEND_IDS.join(', ')}`,
+        });
+    }
+  })
+  .default({});
+
 export const profileSchema = z.object({
   id: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'id: letters, digits, _ and - only (1–64)'),
   name: z.string().min(1).max(200),
@@ -48,6 +78,8 @@ export const profileSchema = z.object({
    * (`{{secret:<id>.<field>}}`), substituted with the secret's value when the call runs.
    */
   secret_tools: z.array(z.string().min(1)).default([...DEFAULT_SECRET_TOOLS]),
+  /** Per LLM backend id: the tool policy and tool budget of runs on that backend. */
+  backends: backendsSchema,
 });
 
 export type Profile = z.infer<typeof profileSchema>;
