@@ -39,6 +39,8 @@ export interface MessagePatch {
   thinking?: string;
   /** Sets (true) or removes (false) the message's `interrupted` mark. */
   interrupted?: boolean;
+  /** Sets the claims of an answer that no tool call backed (the claim check). */
+  unverified_claims?: string[];
   /** Sets (true) or removes (false) the message's `stopped` mark. */
   stopped?: boolean;
 }

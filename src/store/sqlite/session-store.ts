@@ -329,8 +329,9 @@ export class SqliteSessionStore implements SessionStore {
 
 /** The payload part of `patch` as a JSON merge patch, or null when it changes no payload key. */
 function payloadPatch(patch: MessagePatch): string | null {
-  const merge: Record<string, string | true | null> = {};
+  const merge: Record<string, string | string[] | true | null> = {};
   if (patch.thinking !== undefined) merge.thinking = patch.thinking;
+  if (patch.unverified_claims !== undefined) merge.unverified_claims = patch.unverified_claims;
   if (patch.interrupted !== undefined) merge.interrupted = patch.interrupted ? true : null;
   if (patch.stopped !== undefined) merge.stopped = patch.stopped ? true : null;
   return Object.keys(merge).length > 0 ? JSON.stringify(merge) : null;
