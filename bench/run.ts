@@ -14,6 +14,7 @@ const groups: Group[] = [
   { name: 'relay', run: async () => (await import('./relay.js')).benchRelay() },
   { name: 'sessions', run: async () => (await import('./sessions.js')).benchSessions() },
   { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
+  { name: 'budget', run: async () => (await import('./tool-budget.js')).benchToolBudget() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
   { name: 'servers', run: async () => (await import('./servers.js')).benchServers() },
   {

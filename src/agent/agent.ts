@@ -8,17 +8,19 @@ import type { Logger } from 'pino';
 import type { Profile, ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import { failureErrorCode } from '../llm/failures.js';
-import type { LlmBackend } from '../llm/types.js';
+import type { BackendRegistry } from '../llm/registry.js';
 import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
 import type { RecallStamp } from '../protocol/rest.js';
 import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle } from '../tools/types.js';
 import { AsyncQueue } from '../util/async-queue.js';
+import { findUnverifiedClaims } from './claims.js';
 import { shouldCompress } from './compression.js';
 import type { ContextCompressor } from './compressor.js';
 import { toChatMessages } from './context-view.js';
 import { streamTurn } from './llm-turn.js';
+import { type CapabilityLookup, type ModelCall, modelCall, offeredTools, textOnly } from './model-fit.js';
 import { runPlanning } from './planning.js';
 import type { LoopOutcome, RunState } from './run-state.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
@@ -33,8 +35,14 @@ export interface AgentDeps {
   kv: KvStore;
   profiles: ProfileRegistry;
   executor: ToolExecutor;
-  /** The backend for a profile; throws with a message a person can act on when unavailable. */
-  backendFor: (profile: Profile) => LlmBackend;
+  /**
+   * The LLM backends: every LLM call picks its backend and model with `resolveModel` (the
+   * session's choice, the profile's, the live default), since the default can change while
+   * Navi runs.
+   */
+  models: BackendRegistry;
+  /** What a model can do (`CapabilityCache.get`); absent, every capability is assumed. */
+  capabilities?: CapabilityLookup;
   persona: string;
   memoryBlock?: () => Promise<string | null>;
   /** The context providers' sections; `signal` is the run's stop. Called once per run. */
@@ -145,6 +153,9 @@ export class Agent implements AgentApi {
       depth: 0,
       tokens: session.context_token_count,
       ...(input.recall ? { recall: { id: input.recall.recall_id, chain: input.recall.chain } } : {}),
+      ...(session.model_override ? { modelOverride: session.model_override } : {}),
+      notices: new Set(),
+      calls: [],
     };
 
     await this.compressIfNeeded(state, log);
@@ -155,7 +166,7 @@ export class Agent implements AgentApi {
         type: 'stream_end',
         content: outcome.content,
         context_tokens: state.tokens,
-        max_context_tokens: this.safeBackend(state.profile)?.contextWindow ?? 0,
+        max_context_tokens: state.window ?? (await this.safeModelCall(state))?.window ?? 0,
       });
       // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
       // The next run of the session waits for it before it reads the context.
@@ -174,15 +185,18 @@ export class Agent implements AgentApi {
   private async loop(state: RunState, log: Logger): Promise<LoopOutcome> {
     for (let iteration = 0; iteration < state.profile.max_iterations; iteration++) {
       if (state.signal.aborted) return { kind: 'stopped', content: '' };
-      let backend: LlmBackend;
+      let call: ModelCall;
       try {
-        backend = this.deps.backendFor(state.profile);
+        call = await modelCall(state, this.deps);
       } catch (err) {
         return { kind: 'error', message: (err as Error).message, code: 'LLM_UNAVAILABLE' };
       }
-      const model = state.profile.model ?? backend.defaultModel;
+      if (state.signal.aborted) return { kind: 'stopped', content: '' };
+      const { backend, model } = call;
+      state.backendId = backend.id;
+      state.window = call.window;
       const system = await this.systemPrompt(state, log);
-      const tools = this.deps.executor.specsFor(state.profile);
+      const tools = offeredTools(state, call, this.deps.executor, this.deps);
 
       const answer: StoredMessage = {
         id: this.newId(),
@@ -195,9 +209,10 @@ export class Agent implements AgentApi {
         backend,
         {
           model,
-          messages: [{ role: 'system', content: system }, ...toChatMessages(state.context)],
+          messages: textOnly([{ role: 'system', content: system }, ...toChatMessages(state.context)], call),
           ...(tools.length > 0 ? { tools } : {}),
           temperature: state.profile.temperature,
+          contextWindow: call.window,
           signal: state.signal,
         },
         {
@@ -223,6 +238,7 @@ export class Agent implements AgentApi {
           ...answer,
           content: turn.text,
           ...(turn.thinking ? { thinking: turn.thinking } : {}),
+          ...(end.unverifiedClaims ? { unverified_claims: end.unverifiedClaims } : {}),
         });
       };
 
@@ -240,7 +256,8 @@ export class Agent implements AgentApi {
         };
       }
       if (turn.toolCalls.length === 0) {
-        await finishAnswer({});
+        const claims = this.checkClaims(state, turn.text, log);
+        await finishAnswer(claims ? { unverifiedClaims: claims } : {});
         return { kind: 'end', content: turn.text };
       }
 
@@ -277,6 +294,29 @@ export class Agent implements AgentApi {
     return this.iterationLimit(state);
   }
 
+  /**
+   * The claims of a top-level run's final answer that none of its tool calls backs: announced
+   * (before `stream_end`), logged, and returned to be stored with the answer.
+   */
+  private checkClaims(state: RunState, answer: string, log: Logger): string[] | undefined {
+    if (state.isSubagent || !this.deps.settings.CLAIM_CHECK_ENABLED) return undefined;
+    const claims = findUnverifiedClaims(answer, state.calls);
+    if (claims.length === 0) return undefined;
+    log.warn(
+      { claims, tool_calls: state.calls.length },
+      'the answer claims actions no tool call of the run performed',
+    );
+    const quoted = claims.map((c) => `"${c}"`).join(', ');
+    state.emit({
+      type: 'claim_unverified',
+      claims,
+      message:
+        `The answer says Navi did something no tool call of this run did: ${quoted}. ` +
+        'It may not have happened: check before relying on it, or ask Navi to do it with its tools.',
+    });
+    return claims;
+  }
+
   private async iterationLimit(state: RunState): Promise<LoopOutcome> {
     const content =
       `I stopped after ${state.profile.max_iterations} steps without reaching a final answer ` +
@@ -296,11 +336,12 @@ export class Agent implements AgentApi {
 
   private async plan(state: RunState, log: Logger): Promise<void> {
     try {
-      const backend = this.deps.backendFor(state.profile);
-      const plan = await runPlanning(backend, {
+      const call = await modelCall(state, this.deps);
+      const plan = await runPlanning(call.backend, {
         system: await this.systemPrompt(state, log),
-        context: toChatMessages(state.context),
-        model: state.profile.model ?? backend.defaultModel,
+        context: textOnly(toChatMessages(state.context), call),
+        model: call.model,
+        contextWindow: call.window,
         signal: state.signal,
       });
       if (!plan) return;
@@ -358,18 +399,16 @@ export class Agent implements AgentApi {
   private async compressIfNeeded(state: RunState, log: Logger): Promise<void> {
     const { compressor, settings } = this.deps;
     if (!compressor || !settings.CONTEXT_COMPRESSION_ENABLED || !state.transcript.persisted) return;
-    const backend = this.safeBackend(state.profile);
-    if (
-      !backend ||
-      !shouldCompress(state.tokens, backend.contextWindow, settings.CONTEXT_COMPRESSION_THRESHOLD)
-    )
-      return;
+    // The window the model really has: a clamped one fills sooner than the backend's setting.
+    const call = await this.safeModelCall(state);
+    if (!call || !shouldCompress(state.tokens, call.window, settings.CONTEXT_COMPRESSION_THRESHOLD)) return;
     try {
       const result = await compressor({
         context: state.context,
         keepRecent: settings.CONTEXT_KEEP_RECENT,
-        backend,
-        model: state.profile.model ?? backend.defaultModel,
+        backend: call.backend,
+        model: call.model,
+        contextWindow: call.window,
         temperature: settings.CONTEXT_SUMMARY_TEMPERATURE,
         signal: state.signal,
       });
@@ -432,6 +471,9 @@ export class Agent implements AgentApi {
         parent.emit({ ...event, is_subagent: true, parent_call_id: event.parent_call_id ?? callId });
       } else if (event.type === 'tool_confirm_request') {
         parent.emit({ ...event, parent_call_id: event.parent_call_id ?? callId });
+      } else if (event.type === 'notice') {
+        // The run's notices: the subagent shares the parent's set, so each still goes out once.
+        parent.emit(event);
       }
     };
     const state: RunState = {
@@ -446,6 +488,12 @@ export class Agent implements AgentApi {
       isSubagent: true,
       depth: parent.depth + 1,
       tokens: 0,
+      // The parent's model, unless the subagent runs another profile (which names its own).
+      ...(parent.modelOverride && profile.id === parent.profile.id
+        ? { modelOverride: parent.modelOverride }
+        : {}),
+      notices: parent.notices,
+      calls: [],
     };
     if (options.inheritSystemPrompt) state.basePrompt = parent.profile.system_prompt;
     const message: StoredMessage = {
@@ -493,9 +541,10 @@ export class Agent implements AgentApi {
     return profile;
   }
 
-  private safeBackend(profile: Profile): LlmBackend | undefined {
+  /** The model of the run's next call, or undefined when its backend is unavailable. */
+  private async safeModelCall(state: RunState): Promise<ModelCall | undefined> {
     try {
-      return this.deps.backendFor(profile);
+      return await modelCall(state, this.deps);
     } catch {
       return undefined;
     }

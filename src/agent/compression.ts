@@ -133,6 +133,7 @@ export async function compressContext(
       { role: 'user', content: formatForSummary(older) },
     ],
     model,
+    ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
     temperature,
     think: false,
     signal,

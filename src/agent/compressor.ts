@@ -7,6 +7,8 @@ export interface CompressionRequest {
   keepRecent: number;
   backend: LlmBackend;
   model: string;
+  /** The window the summariser call uses, clamped to the model's. */
+  contextWindow?: number;
   temperature: number;
   signal: AbortSignal;
 }

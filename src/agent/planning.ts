@@ -22,10 +22,18 @@ export function parsePlan(reply: string): string | null {
 
 export async function runPlanning(
   backend: LlmBackend,
-  request: { system: string; context: ChatMessage[]; model: string; signal: AbortSignal },
+  request: {
+    system: string;
+    context: ChatMessage[];
+    model: string;
+    signal: AbortSignal;
+    /** The run's window, clamped to the model's (`CompletionRequest.contextWindow`). */
+    contextWindow?: number;
+  },
 ): Promise<string | null> {
   const result = await backend.complete({
     model: request.model,
+    ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
     messages: [
       { role: 'system', content: `${request.system}\n\n${PLANNING_INSTRUCTION}` },
       ...request.context,

@@ -1,9 +1,11 @@
 /** The state one run carries through the loop: passed explicitly, never held in globals. */
 import type { Profile } from '../config/profiles.js';
 import type { ErrorCode } from '../protocol/error-codes.js';
-import type { AgentEvent } from '../protocol/events.js';
+import type { AgentEvent, NoticeCode } from '../protocol/events.js';
+import type { ModelChoice } from '../protocol/rest.js';
 import type { StoredMessage } from '../store/types.js';
 import type { ConfirmRequest, RecallOrigin } from '../tools/types.js';
+import type { RunCall } from './claims.js';
 import type { Transcript } from './transcript.js';
 import type { ConfirmTicket } from './types.js';
 
@@ -30,6 +32,16 @@ export interface RunState {
   system?: { profileId: string; text: string };
   /** The recall that started the run, if one did (subagents do not inherit it). */
   recall?: RecallOrigin;
+  /** The session's model choice, read when the run starts; a subagent of the same profile shares it. */
+  modelOverride?: ModelChoice;
+  /** Notice codes already sent in this run: each goes out once (shared with subagents). */
+  notices: Set<NoticeCode>;
+  /** The backend of the latest LLM call: its tool calls run under that backend's policy. */
+  backendId?: string;
+  /** The context window of the latest LLM call (the backend's, clamped to the model's). */
+  window?: number;
+  /** The run's tool calls so far, for the claim check (a subagent keeps its own). */
+  calls: RunCall[];
 }
 
 export type LoopOutcome =

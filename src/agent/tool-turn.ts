@@ -8,6 +8,7 @@ import type { ChatToolCall } from '../llm/types.js';
 import type { PublishedContent, UiComponent } from '../protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
+import { policyFor } from '../tools/policy.js';
 import type { AgentHandle, ToolResult } from '../tools/types.js';
 import { isRecord } from '../util/is-record.js';
 import type { RunState } from './run-state.js';
@@ -147,8 +148,11 @@ async function runOne(
       agent: deps.handleFor(state, call.id),
       ...(state.recall ? { recall: state.recall } : {}),
     },
-    state.profile,
+    // The policy of the backend whose model asked for the call: what it was not offered by its
+    // policy, it may not call by name either.
+    policyFor(state.profile, state.backendId),
   );
+  state.calls.push({ name: call.name, success: result.success });
   const metadata = publicMetadata(result.metadata);
   state.emit({
     type: 'tool_call',

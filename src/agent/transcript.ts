@@ -10,6 +10,8 @@ import type { BufferedMessage, SessionStore, StoredMessage } from '../store/type
 export interface AnswerEnd {
   interrupted?: true;
   stopped?: true;
+  /** Actions the answer claims that no tool call of its run backs (stored with it). */
+  unverifiedClaims?: string[];
 }
 
 /** Persists an answer while it streams: at most about once a second, never per delta. */
@@ -62,7 +64,15 @@ export class SessionTranscript implements Transcript {
       progress: (content, thinking) => saver.update(content, thinking),
       finish: async (content, thinking, end) => {
         const marks: AnswerMarks = { interrupted: end.interrupted === true, stopped: end.stopped === true };
-        await saver.finish(content, marks, thinking);
+        const saved = await saver.finish(content, marks, thinking);
+        if (!saved || !end.unverifiedClaims || end.unverifiedClaims.length === 0) return;
+        try {
+          await this.store.updateMessage(this.sessionId, message.id, {
+            unverified_claims: end.unverifiedClaims,
+          });
+        } catch (err) {
+          this.logger.error({ err }, 'saving the unverified claims of the answer failed');
+        }
       },
     };
   }

@@ -13,6 +13,7 @@ import { knownSecrets } from '../config/secret-env.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
 import { CapabilityCache } from '../llm/capabilities.js';
 import type { FetchLike } from '../llm/http.js';
+import { resolveModel } from '../llm/model-choice.js';
 import { ModelDownloader } from '../llm/models/downloader.js';
 import { ModelDownloads } from '../llm/models/downloads.js';
 import { SourceResolver } from '../llm/models/source.js';
@@ -102,8 +103,8 @@ export async function createServices(
     logger,
     ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
   });
-  const backendFor = (profile: Profile): LlmBackend =>
-    backends.get(profile.llm_backend ?? backends.defaultId());
+  // A profile's backend, or the live default: the same choice resolveModel makes without a session's.
+  const backendFor = (profile: Profile): LlmBackend => resolveModel(backends, profile).backend;
   const defaultBackend = (): LlmBackend => backendFor(profiles.getDefault());
   // Answers stay tied to the backend object asked, so a rebuilt backend is asked afresh.
   const capabilities = new CapabilityCache();
@@ -245,7 +246,8 @@ export async function createServices(
     kv: stores.kv,
     profiles,
     executor,
-    backendFor,
+    models: backends,
+    capabilities: (backend, model, signal) => capabilities.get(backend, model, signal),
     persona: loadPersona(settings),
     memoryBlock: () => memoryBlock(memory),
     compressor: compressContext,

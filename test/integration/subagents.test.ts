@@ -200,7 +200,8 @@ describe('spawn_agent', () => {
       });
       // The subagent's own LLM request was abandoned, not left streaming in the background.
       await fake.waitForAborted(1);
-      expect(fake.requests[1]?.aborted).toBe(true);
+      // A new Navi asks the model's capabilities first: count chat requests only.
+      expect(chatRequests(fake)[1]?.aborted).toBe(true);
       await client.close();
     } finally {
       await timed.close();
