@@ -284,6 +284,25 @@ describe('OpenAiBackend against the fake server', () => {
     expect(denied.ok).toBe(false);
     expect(denied.detail).toContain('Set OPENAI_API_KEY');
   });
+
+  it("does not call OpenAI's own API when no key is set: nobody configured it", async () => {
+    let calls = 0;
+    const settings = testSettings({ OPENAI_API_KEY: '' });
+    const backend = createBackendRegistry(settings, {
+      fetch: async () => {
+        calls++;
+        throw new Error('no network expected');
+      },
+    }).get('openai');
+    const health = await backend.checkHealth();
+    expect(health).toEqual({
+      ok: false,
+      detail: expect.stringContaining('not configured; set OPENAI_API_KEY'),
+    });
+    expect((await backend.probe?.('gpt-4o-mini'))?.source).toContain('not configured');
+    await expect(backend.listModels?.()).rejects.toThrow(/set OPENAI_API_KEY/);
+    expect(calls).toBe(0);
+  });
 });
 
 describe('OpenAiBackend: what a model can do, and which models there are', () => {

@@ -270,9 +270,26 @@ export class OpenAiBackend implements LlmBackend {
     return { model, vectors };
   }
 
+  /**
+   * OpenAI's own API without a key: nobody configured this backend, so it is not asked at all
+   * (the setup screen polls every backend's state, and Navi reaches no server it was not
+   * pointed at). The sentence says what to set.
+   */
+  private unconfigured(): string | undefined {
+    if (this.options.apiKey) return undefined;
+    try {
+      if (new URL(this.options.baseUrl).hostname !== 'api.openai.com') return undefined;
+    } catch {
+      return undefined;
+    }
+    return `openai at ${this.options.baseUrl}: not configured; set OPENAI_API_KEY, or OPENAI_BASE_URL for another OpenAI-compatible server`;
+  }
+
   /** `GET /models`: whatever the server says there about `model` (see openai-models.ts). */
   async probe(model: string, signal?: AbortSignal): Promise<ModelCapabilities> {
     const source = 'openai /models';
+    const unconfigured = this.unconfigured();
+    if (unconfigured) return { source: `${source}: ${unconfigured}` };
     try {
       const parsed = await readJson(this.call({ path: '/models', method: 'GET', model, signal }, true));
       return capabilitiesFromModels(parsed, model, source);
@@ -283,6 +300,8 @@ export class OpenAiBackend implements LlmBackend {
 
   /** `GET /models`: the models the server offers, without embedding models where it marks them. */
   async listModels(signal?: AbortSignal): Promise<ModelListing[]> {
+    const unconfigured = this.unconfigured();
+    if (unconfigured) throw new LlmError({ code: 'auth', message: unconfigured });
     const parsed = await readJson(
       this.call({ path: '/models', method: 'GET', model: this.defaultModel, signal }, true),
     ).catch(rethrowAbort(signal));
@@ -298,6 +317,8 @@ export class OpenAiBackend implements LlmBackend {
 
   async checkHealth(signal?: AbortSignal): Promise<HealthReport> {
     const prefix = `openai at ${this.options.baseUrl}`;
+    const unconfigured = this.unconfigured();
+    if (unconfigured) return { ok: false, detail: unconfigured };
     try {
       const parsed = await readJson(
         this.call({ path: '/models', method: 'GET', model: this.defaultModel, signal }, true),
