@@ -319,8 +319,12 @@ export interface LlmSettingsView {
   locked: LlmSettingName[];
 }
 
-/** `PUT /llm/settings`: the settings to change; the others stay. */
-export type LlmSettingsUpdate = Partial<LlmSettings>;
+/**
+ * `PUT /llm/settings`: the settings to change; the others stay. `null` removes a saved value
+ * (the default applies again); an empty `OPENAI_API_KEY` keeps the saved key, since `GET`
+ * never sends it back.
+ */
+export type LlmSettingsUpdate = { [K in LlmSettingName]?: LlmSettings[K] | null };
 
 /** `POST /llm/test`: try a server before saving it. */
 export interface ConnectionTestRequest {

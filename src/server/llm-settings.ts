@@ -22,12 +22,18 @@ import {
   withSettings,
 } from '../config/settings.js';
 import type { BackendRegistry } from '../llm/registry.js';
-import type { LlmBackendId, LlmSettingName, LlmSettings, LlmSettingsView } from '../protocol/rest.js';
+import type {
+  LlmBackendId,
+  LlmSettingName,
+  LlmSettings,
+  LlmSettingsUpdate,
+  LlmSettingsView,
+} from '../protocol/rest.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { ApiError } from './errors.js';
 
 /** A `PUT /llm/settings` body: a value as the environment would spell it, or null for the default. */
-export type LlmSettingsChange = Partial<Record<LlmSettingName, string | null>>;
+export type LlmSettingsChange = LlmSettingsUpdate;
 
 export interface LlmSettingsDeps {
   /** The settings Navi runs on (vault references already resolved). */

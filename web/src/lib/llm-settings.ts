@@ -56,11 +56,11 @@ export function settingsProblems(view: LlmSettingsView, draft: LlmSettings): str
   const changes = settingsChanges(view, draft);
   const problems: string[] = [];
   // An emptied field goes back to Navi's default, which is always valid.
-  if (changes.OLLAMA_HOST !== undefined && changes.OLLAMA_HOST !== '') {
+  if (changes.OLLAMA_HOST) {
     const problem = serverUrlProblem(changes.OLLAMA_HOST, 'http://127.0.0.1:11434');
     if (problem) problems.push(`Ollama address: ${problem}`);
   }
-  if (changes.OPENAI_BASE_URL !== undefined && changes.OPENAI_BASE_URL !== '') {
+  if (changes.OPENAI_BASE_URL) {
     const problem = serverUrlProblem(changes.OPENAI_BASE_URL, 'http://localhost:8080/v1');
     if (problem) problems.push(`Server address: ${problem}`);
   }
