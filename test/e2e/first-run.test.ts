@@ -5,18 +5,20 @@
  * brings the chat back without a reload and a message is answered by that server. The
  * OpenAI-compatible way shows which step of "Test connection" failed (a key refused with 401),
  * then saves a server that works. The local-model way downloads a small fake GGUF from a local
- * HTTP server with its progress shown, cancels another download, and lists the file.
+ * HTTP server with its progress shown, cancels another download, and lists the file. Each of
+ * those is done from a paired browser: one that is not paired is told how to pair it instead, and
+ * changes nothing.
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownedSettingsPath, writeOwnedSettings } from '../../src/config/owned-settings.js';
-import type { LlmSettingsView, LlmStatus } from '../../src/protocol/rest.js';
+import type { LlmSettingsView, LlmStatus, LocalModelsView } from '../../src/protocol/rest.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { tempDir } from '../support/navi.js';
 import { needsProgram } from '../support/requirements.js';
-import { PHONE, screenshot, sendMessage, useWebEnv, waitForText } from './web-harness.js';
+import { PHONE, pairPage, screenshot, sendMessage, useWebEnv, waitForText } from './web-harness.js';
 
 /** Listens on `port` and pipes every connection to `target`: a server started on that port. */
 async function relay(port: number, target: number): Promise<Server> {
@@ -125,6 +127,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: first 
 
   it('shows the setup screen without a model, finds an Ollama started later, and chats once one is chosen', async () => {
     const page = await env.newPage();
+    await pairPage(env, page);
     const id = await env.navi.createSession();
     await page.goto(`${env.navi.url}/#/sessions/${id}`);
     const setup = page.getByTestId('setup-screen');
@@ -170,6 +173,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: first 
     const server = await startFakeLlm({ apiKey: 'right-key', models: ['remote-model', 'remote-large'] });
     closers.push(() => server.close());
     const page = await env.newPage(PHONE);
+    await pairPage(env, page);
     await page.goto(`${env.navi.url}/#/setup`);
     await page.getByTestId('setup-screen').waitFor();
     await page.getByTestId('setup-tab-openai').click();
@@ -218,6 +222,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: first 
     const files = await modelServer();
     closers.push(() => new Promise((resolve) => files.server.close(resolve)));
     const page = await env.newPage();
+    await pairPage(env, page);
     await page.goto(`${env.navi.url}/#/setup`);
     await page.getByTestId('setup-tab-llamacpp').click();
     const recommended = page.getByTestId('recommended-model');
@@ -264,5 +269,50 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: first 
     expect(await page.locator('[data-testid="installed-model"][data-name="stalled.gguf"]').count()).toBe(0);
     await installed.scrollIntoViewIfNeeded();
     await screenshot(page, 'laptop-setup-downloaded');
+  });
+
+  it('tells a browser that is not paired how to pair it, and saves, tests and downloads nothing', async () => {
+    const server = await startFakeLlm({ models: ['unpaired-model'] });
+    closers.push(() => server.close());
+    const settingsBefore = readFileSync(ownedSettingsPath(dataDir), 'utf8');
+    const downloadsBefore = (await getJson<LocalModelsView>(`${env.navi.url}/llm/local`)).downloads;
+    const pairHint = 'This browser is not paired with Navi';
+    const how = 'run `navi pair` on the machine Navi runs on and open the link it prints in this browser';
+    const page = await env.newPage();
+    await page.goto(`${env.navi.url}/#/setup`);
+    await page.getByTestId('setup-screen').waitFor();
+    await page.getByTestId('setup-tab-openai').click();
+    await page.getByTestId('openai-url').fill(server.openaiUrl);
+    await page.getByTestId('openai-model').fill('unpaired-model');
+
+    await page.getByTestId('test-connection').click();
+    await waitForText(page.getByTestId('openai-problem'), pairHint);
+    expect(await page.getByTestId('openai-problem').textContent()).toContain(how);
+
+    await page.getByTestId('use-openai').click();
+    const error = page.getByTestId('setup-error');
+    await waitForText(error, pairHint);
+    expect(await error.textContent()).toContain(`unpaired-model at ${server.openaiUrl} was not saved`);
+    expect(await error.textContent()).toContain(how);
+    await screenshot(page, 'laptop-setup-not-paired');
+
+    await page.getByTestId('setup-tab-llamacpp').click();
+    await page.getByText('Download another GGUF file').click();
+    await page.getByTestId('download-source').fill(`${await closedPortUrl()}/unasked.gguf`);
+    await page.getByTestId('download-custom').click();
+    await waitForText(page.getByTestId('local-problem'), pairHint);
+    expect(await page.getByTestId('local-problem').textContent()).toContain('The download did not start');
+
+    // The settings page says the same on Save.
+    await page.goto(`${env.navi.url}/#/settings`);
+    await page.getByTestId('setting-LLAMACPP_MODEL_PATH').fill('unasked.gguf');
+    await page.getByTestId('settings-save').click();
+    await waitForText(page.getByTestId('settings-problem'), pairHint);
+    expect(await page.getByTestId('settings-problem').textContent()).toContain(how);
+
+    // Nothing was tested, saved or downloaded.
+    expect(server.requests).toEqual([]);
+    expect(readFileSync(ownedSettingsPath(dataDir), 'utf8')).toBe(settingsBefore);
+    expect((await getJson<LocalModelsView>(`${env.navi.url}/llm/local`)).downloads).toEqual(downloadsBefore);
   });
 });

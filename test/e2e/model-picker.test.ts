@@ -13,6 +13,7 @@ import { needsProgram } from '../support/requirements.js';
 import {
   openNewSession,
   PHONE,
+  pairPage,
   screenshot,
   sendMessage,
   useWebEnv,
@@ -130,7 +131,8 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: the mo
 
   it('shows the default model and what it can do on the settings page, fixed settings as fixed, and saves a change', async () => {
     const page = await env.newPage();
-    await page.goto(`${env.navi.url}/#/`);
+    // Testing a connection and saving are the person's decisions: a paired browser's.
+    await pairPage(env, page);
     await page.getByTestId('nav-settings').click();
     await page.waitForURL(/#\/settings$/);
     await waitForText(page.getByTestId('default-model-name'), 'test-model');

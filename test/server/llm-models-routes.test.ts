@@ -1,9 +1,10 @@
 /**
  * The model routes on a real Navi (real port, models folder in its temporary data folder),
  * downloading from a real local HTTP server: the local view, downloads started, polled and
- * cancelled, removing a model, and bad input refused with a 4xx that says what was wrong.
+ * cancelled, removing a model, bad input refused with a 4xx that says what was wrong, and a
+ * client without the person's consent refused with nothing started, stopped or removed.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, toRecommended } from '../../src/llm/models/catalog.js';
@@ -14,28 +15,34 @@ import { type NaviHandle, startNavi } from '../support/navi.js';
 let navi: NaviHandle;
 let files: FakeModelServer;
 let models: string;
+/** The consent cookie of a paired client: downloading and removing models are the person's decisions. */
+let cookie: string;
 
 beforeAll(async () => {
   navi = await startNavi();
   files = await new FakeModelServer().start();
   models = navi.services.settings.NAVI_MODELS_DIR;
+  cookie = await navi.pair();
 });
 afterAll(async () => {
   await navi.close();
   await files.close();
 });
 
-function send(method: string, path: string, body?: unknown): Promise<Response> {
+/** `consent` is the Cookie header sent: the paired client's by default, none with ''. */
+function send(method: string, path: string, body?: unknown, consent = cookie): Promise<Response> {
   return fetch(`${navi.url}${path}`, {
     method,
-    ...(body === undefined
-      ? {}
-      : {
-          headers: { 'content-type': 'application/json' },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
+    headers: {
+      ...(consent ? { cookie: consent } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
 }
+
+/** A client that is not paired, and one whose cookie no pairing made. */
+const UNPAIRED = ['', 'navi_consent=forged-secret'];
 
 async function refused(res: Response, status: number, code: string, words: string): Promise<void> {
   const text = await res.text();
@@ -196,5 +203,65 @@ describe('DELETE /llm/local/:name', () => {
   ])('refuses %s with 400', async (_what, name, words) => {
     await refused(await send('DELETE', `/llm/local/${name}`), 400, 'INVALID_FILE_NAME', words);
     expect(existsSync(join(navi.dir, 'navi.db'))).toBe(true);
+  });
+});
+
+describe("a client without the person's consent", () => {
+  it('may not start a download (403 CONSENT_REQUIRED): nothing is fetched or written', async () => {
+    const body = fakeGguf(10_000);
+    files.files.set('/unasked.gguf', { body });
+    const before = (await local()).downloads.length;
+    for (const consent of UNPAIRED) {
+      await refused(
+        await send('POST', '/llm/downloads', { source: `${files.url}/unasked.gguf` }, consent),
+        403,
+        'CONSENT_REQUIRED',
+        'navi pair',
+      );
+      // Refused before the body is read: a broken one gets the same answer.
+      await refused(
+        await send('POST', '/llm/downloads', '{"source": ', consent),
+        403,
+        'CONSENT_REQUIRED',
+        'navi pair',
+      );
+    }
+    expect((await local()).downloads).toHaveLength(before);
+    expect(files.requests.filter((r) => r.path === '/unasked.gguf')).toEqual([]);
+    expect(existsSync(join(models, 'unasked.gguf'))).toBe(false);
+  });
+
+  it('may not cancel a download (403 CONSENT_REQUIRED): it keeps running', async () => {
+    files.files.set('/kept.gguf', { body: fakeGguf(200_000), stallAfter: 1000 });
+    const started = await send('POST', '/llm/downloads', { source: `${files.url}/kept.gguf` });
+    expect(started.status).toBe(202);
+    const { id } = (await started.json()) as ModelDownload;
+    for (const consent of UNPAIRED) {
+      await refused(
+        await send('DELETE', `/llm/downloads/${id}`, undefined, consent),
+        403,
+        'CONSENT_REQUIRED',
+        'navi pair',
+      );
+    }
+    const res = await send('GET', `/llm/downloads/${id}`, undefined, '');
+    expect(((await res.json()) as ModelDownload).state).toBe('running');
+    expect((await send('DELETE', `/llm/downloads/${id}`)).status).toBe(200);
+  });
+
+  it('may not remove a model (403 CONSENT_REQUIRED): the file stays', async () => {
+    mkdirSync(models, { recursive: true });
+    const body = fakeGguf(100);
+    writeFileSync(join(models, 'kept.gguf'), body);
+    for (const consent of UNPAIRED) {
+      await refused(
+        await send('DELETE', '/llm/local/kept.gguf', undefined, consent),
+        403,
+        'CONSENT_REQUIRED',
+        'navi pair',
+      );
+    }
+    expect(readFileSync(join(models, 'kept.gguf'))).toEqual(body);
+    expect((await local()).installed.map((m) => m.name)).toContain('kept.gguf');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `GET`/`PUT /llm/settings` on a real Navi: what the environment locks, a change applied without
  * a restart (the next message goes to the new server), the settings file written and read back
- * after a restart, and every kind of bad body refused with nothing changed.
+ * after a restart, every kind of bad body refused with nothing changed, and a client without the
+ * person's consent (a `navi pair` cookie or the API token) refused before anything is read.
  */
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ let ollama: FakeLlm;
 let openai: FakeLlm;
 let navi: NaviHandle;
 let dir: string;
+/** The consent cookie of a paired client: only such a client may change where conversations go. */
+let cookie: string;
 
 function startOn(folder: string): Promise<NaviHandle> {
   return startNavi({
@@ -42,6 +45,7 @@ beforeAll(async () => {
   });
   dir = tempDir();
   navi = await startOn(dir);
+  cookie = await navi.pair();
 });
 afterAll(async () => {
   await navi?.close();
@@ -50,10 +54,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function put(body: unknown, raw?: string): Promise<Response> {
+function put(body: unknown, raw?: string, withConsent = true): Promise<Response> {
   return fetch(`${navi.url}/llm/settings`, {
     method: 'PUT',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(withConsent ? { cookie } : {}) },
     body: raw ?? JSON.stringify(body),
   });
 }
@@ -142,6 +146,34 @@ describe('LLM settings over REST', () => {
     expect(existsSync(settingsFile())).toBe(false);
   });
 
+  it('refuses a client that is not paired (403 CONSENT_REQUIRED) and saves nothing', async () => {
+    const before = await view();
+    const change = {
+      DEFAULT_LLM_BACKEND: 'openai',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'sk-planted',
+      OPENAI_MODEL: 'planted',
+    };
+    await refused(await put(change, undefined, false), 403, 'CONSENT_REQUIRED', /navi pair/);
+    // A cookie no pairing made is no consent either.
+    const forged = await fetch(`${navi.url}/llm/settings`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', cookie: 'navi_consent=forged-secret' },
+      body: JSON.stringify(change),
+    });
+    await refused(forged, 403, 'CONSENT_REQUIRED', /navi pair/);
+    // Refused before the body is read: even a broken one gets the same answer.
+    await refused(
+      await put(undefined, '{"DEFAULT_LLM_BACKEND": ', false),
+      403,
+      'CONSENT_REQUIRED',
+      /navi pair/,
+    );
+    expect(await view()).toEqual(before);
+    expect(existsSync(settingsFile())).toBe(false);
+    expect(navi.services.settings.DEFAULT_LLM_BACKEND).toBe('ollama');
+  });
+
   it('accepts a locked setting sent back unchanged, and an empty body', async () => {
     const res = await put({ OLLAMA_HOST: `${ollama.ollamaUrl}/`, OLLAMA_DEFAULT_MODEL: 'test-model' });
     expect(res.status).toBe(200);
@@ -226,6 +258,7 @@ describe('LLM settings over REST', () => {
   it('reads the saved settings again after a restart', async () => {
     await navi.close();
     navi = await startOn(dir);
+    cookie = await navi.pair();
     const v = await view();
     expect(v.values).toMatchObject({ DEFAULT_LLM_BACKEND: 'openai', OPENAI_BASE_URL: openai.openaiUrl });
     expect(v.api_key_set).toBe(true);

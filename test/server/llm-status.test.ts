@@ -1,7 +1,8 @@
 /**
  * `GET /llm/status`, `GET /llm/models` and `POST /llm/test` on a real Navi against fake LLM
  * servers: no backend at all (the setup screen), a detected Ollama, a backend down among the
- * models, and every step of a connection test failing and passing.
+ * models, every step of a connection test failing and passing, and a test refused to a client
+ * without the person's consent.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,7 +87,7 @@ describe('GET /llm/status', () => {
       expect((await getJson<LlmStatus>(navi, '/llm/status')).needs_setup).toBe(true);
       const res = await fetch(`${navi.url}/llm/settings`, {
         method: 'PUT',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', cookie: await navi.pair() },
         body: JSON.stringify({
           DEFAULT_LLM_BACKEND: 'openai',
           OPENAI_BASE_URL: fake.openaiUrl,
@@ -138,6 +139,8 @@ describe('POST /llm/test', () => {
   let openai: FakeLlm;
   let other: FakeLlm;
   let navi: NaviHandle;
+  /** The consent cookie of a paired client: a test may send the saved key anywhere it names. */
+  let cookie: string;
   let odd: Server;
   let oddUrl: string;
 
@@ -161,6 +164,7 @@ describe('POST /llm/test', () => {
         LLM_CONNECT_TIMEOUT_MS: '400',
       },
     });
+    cookie = await navi.pair();
   });
   afterAll(async () => {
     await navi?.close();
@@ -169,12 +173,16 @@ describe('POST /llm/test', () => {
     await Promise.all([ollama?.close(), openai?.close(), other?.close()]);
   });
 
-  async function test(body: unknown): Promise<ConnectionTestResult> {
-    const res = await fetch(`${navi.url}/llm/test`, {
+  function post(body: string): Promise<Response> {
+    return fetch(`${navi.url}/llm/test`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', cookie },
+      body,
     });
+  }
+
+  async function test(body: unknown): Promise<ConnectionTestResult> {
+    const res = await post(JSON.stringify(body));
     expect(res.status).toBe(200);
     return (await res.json()) as ConnectionTestResult;
   }
@@ -282,11 +290,7 @@ describe('POST /llm/test', () => {
       [{ backend: 'ollama', base_url: 'http://h', headers: { x: 1 } }, /additional properties \("headers"\)/],
     ];
     for (const [body, words] of cases) {
-      const res = await fetch(`${navi.url}/llm/test`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const res = await post(JSON.stringify(body));
       const answer = (await res.json()) as { error: string; code: string };
       expect({ status: res.status, code: answer.code, body }).toEqual({
         status: 400,
@@ -295,11 +299,23 @@ describe('POST /llm/test', () => {
       });
       expect(answer.error).toMatch(words);
     }
-    const broken = await fetch(`${navi.url}/llm/test`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"backend": "ollama",',
-    });
+    const broken = await post('{"backend": "ollama",');
     expect(broken.status).toBe(400);
+  });
+
+  it('refuses a client that is not paired (403 CONSENT_REQUIRED) and reaches no server', async () => {
+    const asked = openai.requests.length;
+    for (const cookieHeader of [undefined, 'navi_consent=forged-secret']) {
+      const res = await fetch(`${navi.url}/llm/test`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(cookieHeader ? { cookie: cookieHeader } : {}) },
+        // The saved key goes to the saved server: exactly what a foreign client must not trigger.
+        body: JSON.stringify({ backend: 'openai', base_url: openai.openaiUrl, model: 'gpt-fake' }),
+      });
+      const answer = (await res.json()) as { error: string; code: string };
+      expect({ status: res.status, code: answer.code }).toEqual({ status: 403, code: 'CONSENT_REQUIRED' });
+      expect(answer.error).toContain('navi pair');
+    }
+    expect(openai.requests).toHaveLength(asked);
   });
 });

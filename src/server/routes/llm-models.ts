@@ -62,7 +62,8 @@ export const llmModelRoutes: FastifyPluginAsync<LlmModelRoutesOptions> = async (
 
   app.post<{ Body: { source: string; sha256?: string } }>(
     '/llm/downloads',
-    { schema: { body: downloadBody } },
+    // Downloading gigabytes and deleting models are the person's decisions (see consent.ts).
+    { schema: { body: downloadBody }, config: { consent: true } },
     async (request, reply): Promise<ModelDownload> => {
       try {
         const started = downloads().start(request.body);
@@ -88,7 +89,7 @@ export const llmModelRoutes: FastifyPluginAsync<LlmModelRoutesOptions> = async (
 
   app.delete<{ Params: { id: string } }>(
     '/llm/downloads/:id',
-    { schema: { params: downloadParams } },
+    { schema: { params: downloadParams }, config: { consent: true } },
     async (request): Promise<ModelDownload> => {
       const cancelled = await downloads().cancel(request.params.id);
       if (!cancelled) throw new ApiError('DOWNLOAD_NOT_FOUND');
@@ -98,7 +99,7 @@ export const llmModelRoutes: FastifyPluginAsync<LlmModelRoutesOptions> = async (
 
   app.delete<{ Params: { name: string } }>(
     '/llm/local/:name',
-    { schema: { params: modelParams } },
+    { schema: { params: modelParams }, config: { consent: true } },
     async (request, reply) => {
       try {
         const name = store.fileNameOf(request.params.name);

@@ -64,13 +64,16 @@ export const llmRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
 
   app.put<{ Body: LlmSettingsChange }>(
     '/llm/settings',
-    { bodyLimit: 64 * 1024, schema: { body: settingsBody } },
+    // Where the conversations go is the person's decision, not something the agent's own
+    // commands on this machine may change (see consent.ts); the same for the routes below.
+    { bodyLimit: 64 * 1024, schema: { body: settingsBody }, config: { consent: true } },
     async (request): Promise<LlmSettingsView> => llm.settings.update(request.body),
   );
 
   app.post<{ Body: ConnectionTestRequest }>(
     '/llm/test',
-    { bodyLimit: 64 * 1024, schema: { body: testBody } },
+    // It may send the saved API key, and it reaches any address a client names.
+    { bodyLimit: 64 * 1024, schema: { body: testBody }, config: { consent: true } },
     async (request): Promise<ConnectionTestResult> => {
       const body = request.body;
       const base = normaliseBaseUrl(body.base_url);

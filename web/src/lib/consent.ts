@@ -5,12 +5,33 @@
  * fragment so that it never reaches a server log, and is removed from the address bar at once.
  */
 import { ref } from 'vue';
-import { api, describeError } from './api.js';
+import { ApiError, api, describeError } from './api.js';
 
 /** True or false once known; null while unknown (the status could not be read). */
 export const consent = ref<boolean | null>(null);
 /** Why the last pairing attempt failed, for the person to read; null when it did not. */
 export const pairingProblem = ref<string | null>(null);
+
+/**
+ * What a browser without consent is told when it tries to change the model settings, test a
+ * connection, or download, install or remove something: the server takes those from the person
+ * only, never from the agent's own commands on that machine.
+ */
+export const PAIR_TO_CHANGE_MODELS =
+  'This browser is not paired with Navi, so it may not change the model settings, test connections, or download, install or remove anything. To pair it, run `navi pair` on the machine Navi runs on and open the link it prints in this browser.';
+
+/**
+ * Why a call of the setup screen or the settings page failed, for the person to read: how to
+ * pair this browser when the server wants consent (and so the rest of the app knows it has
+ * none), the server's own words otherwise.
+ */
+export function explainModelError(err: unknown): string {
+  if (err instanceof ApiError && err.code === 'CONSENT_REQUIRED') {
+    consent.value = false;
+    return PAIR_TO_CHANGE_MODELS;
+  }
+  return describeError(err);
+}
 
 /** The code of a `#pair=CODE` fragment, removed from the address bar; null without one. */
 function takePairingCode(): string | null {
