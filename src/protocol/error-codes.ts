@@ -38,7 +38,7 @@ export const errorTable = {
   CONSENT_REQUIRED: {
     status: 403,
     message:
-      'Only your own client may approve what the agent does: this one is not paired. Run `navi pair` on the machine Navi runs on and open the link it prints in this browser (or send the API token)',
+      'Only your own client may approve what the agent does, or change which model Navi uses and what it downloads: this one is not paired. Run `navi pair` on the machine Navi runs on and open the link it prints in this browser (or send the API token)',
   },
   NOT_FOUND: { status: 404, message: 'Not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'There is no session with that id' },
