@@ -5,6 +5,7 @@
  * the one line logs and `navi doctor` print.
  */
 import type { ModelCapabilitiesInfo } from '../protocol/rest.js';
+import { raceAbort } from '../util/race-abort.js';
 import type { ServerInfo } from './failures.js';
 import { CallerAbort } from './http.js';
 import { failureOf } from './stream-guard.js';
@@ -31,6 +32,11 @@ interface Entry {
 
 const DEFAULT_RETRY_MS = 30_000;
 
+/** What a caller that stopped waiting gets; the probe goes on for the others. */
+const GAVE_UP: ModelCapabilities = Object.freeze({
+  source: 'not asked to the end: the caller gave up waiting',
+});
+
 export class CapabilityCache {
   private readonly entries = new Map<string, Entry>();
   private readonly retryAfterMs: number;
@@ -53,7 +59,7 @@ export class CapabilityCache {
     if (!entry || entry.backend !== backend || entry.expires <= this.now()) {
       entry = this.start(key, backend, model);
     }
-    return signal ? untilAborted(entry.promise, signal) : entry.promise;
+    return signal ? raceAbort(entry.promise, signal, GAVE_UP) : entry.promise;
   }
 
   /** The answer already known for `model`, without asking; undefined while none is. */
@@ -163,17 +169,4 @@ function askBackend(backend: LlmBackend, model: string): Promise<ModelCapabiliti
   return backend.probe(model).catch((error: unknown) => ({
     source: `${backend.id} probe failed: ${error instanceof Error ? error.message : String(error)}`,
   }));
-}
-
-function untilAborted(promise: Promise<ModelCapabilities>, signal: AbortSignal): Promise<ModelCapabilities> {
-  const gaveUp: ModelCapabilities = { source: 'not asked to the end: the caller gave up waiting' };
-  if (signal.aborted) return Promise.resolve(gaveUp);
-  return new Promise((resolve) => {
-    const onAbort = () => resolve(gaveUp);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void promise.then((caps) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(caps);
-    });
-  });
 }

@@ -11,6 +11,7 @@ import type { Profile } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { ToolSpec } from '../llm/types.js';
 import type { AgentEvent } from '../protocol/events.js';
+import { raceAbort } from '../util/race-abort.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { type HookDecision, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
@@ -451,26 +452,4 @@ function withoutApproval(args: unknown, schema: Record<string, unknown>): unknow
   if (props && typeof props === 'object' && 'approved' in props) return args;
   const { approved: _ignored, ...rest } = args as Record<string, unknown>;
   return rest;
-}
-
-/** Resolves to `promise`'s value, or to `onAbort` as soon as `signal` aborts. */
-function raceAbort<T, U>(promise: Promise<T>, signal: AbortSignal, onAbort: U): Promise<T | U> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.resolve(onAbort);
-  }
-  return new Promise<T | U>((resolve, reject) => {
-    const abort = () => resolve(onAbort);
-    signal.addEventListener('abort', abort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(e);
-      },
-    );
-  });
 }
