@@ -22,8 +22,5 @@ export function resolveModel(
 ): ResolvedModel {
   if (override) return { backend: registry.get(override.backend), model: override.model };
   const backend = registry.get(profile.llm_backend ?? registry.defaultId());
-  // A profile's model names a model of the profile's own backend only.
-  const model =
-    profile.llm_backend && profile.model ? profile.model : (profile.model ?? backend.defaultModel);
-  return { backend, model };
+  return { backend, model: profile.model ?? backend.defaultModel };
 }
