@@ -1,9 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
 import { createBackendRegistry } from './registry.js';
 
 describe('createBackendRegistry', () => {
-  it('builds ollama and openai from settings and picks DEFAULT_LLM_BACKEND', () => {
+  it('builds ollama, openai and llamacpp from settings and picks DEFAULT_LLM_BACKEND', () => {
     const registry = createBackendRegistry(
       testSettings({
         DEFAULT_LLM_BACKEND: 'openai',
@@ -12,20 +15,44 @@ describe('createBackendRegistry', () => {
         OLLAMA_NUM_CTX: '2048',
       }),
     );
-    expect(registry.list().map((b) => b.id)).toEqual(['ollama', 'openai']);
+    expect(registry.list().map((b) => b.id)).toEqual(['ollama', 'openai', 'llamacpp']);
     expect(registry.default().id).toBe('openai');
     expect(registry.get('openai')).toMatchObject({ defaultModel: 'm1', contextWindow: 32000 });
     expect(registry.get('ollama')).toMatchObject({ defaultModel: 'gemma4:e2b-it-q8_0', contextWindow: 2048 });
     expect(registry.get('ollama').describe()).toContain('http://localhost:11434');
   });
 
-  it('explains that llamacpp is not in this build and how to configure a server instead', () => {
-    const registry = createBackendRegistry(testSettings({ DEFAULT_LLM_BACKEND: 'llamacpp' }));
-    expect(registry.has('llamacpp')).toBe(false);
-    expect(() => registry.get('llamacpp')).toThrow(
-      /not available in this build.*DEFAULT_LLM_BACKEND=ollama.*OPENAI_BASE_URL/s,
-    );
-    expect(() => registry.default()).toThrow(/llamacpp/);
+  it('builds llamacpp without its runtime: nothing is loaded until a call, which then says how to install it', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'navi-registry-'));
+    try {
+      const registry = createBackendRegistry(
+        testSettings({
+          DEFAULT_LLM_BACKEND: 'llamacpp',
+          LLAMACPP_RUNTIME_DIR: join(empty, 'runtime'),
+          NAVI_MODELS_DIR: join(empty, 'models'),
+          LLAMACPP_NUM_CTX: '4096',
+        }),
+      );
+      const backend = registry.default();
+      expect(backend.id).toBe('llamacpp');
+      expect(backend.contextWindow).toBe(4096);
+      expect(backend.describe()).toContain(join(empty, 'models'));
+      const health = await backend.checkHealth();
+      expect(health.ok).toBe(false);
+      expect(health.detail).toContain('navi llamacpp install');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('reconfigure keeps the llamacpp backend (and its loaded model) while its settings stay, and replaces it when they change', () => {
+    const registry = createBackendRegistry(testSettings({ LLAMACPP_NUM_CTX: '4096' }));
+    const first = registry.get('llamacpp');
+    registry.reconfigure(testSettings({ LLAMACPP_NUM_CTX: '4096', OLLAMA_DEFAULT_MODEL: 'other' }));
+    expect(registry.get('llamacpp')).toBe(first);
+    registry.reconfigure(testSettings({ LLAMACPP_NUM_CTX: '4096', LLAMACPP_MODEL_PATH: 'other.gguf' }));
+    expect(registry.get('llamacpp')).not.toBe(first);
+    expect(registry.get('llamacpp').defaultModel).toBe('other.gguf');
   });
 
   it('reconfigure rebuilds the backends and moves the default', () => {
@@ -47,7 +74,7 @@ describe('createBackendRegistry', () => {
 
   it('names the known backends for an unknown id', () => {
     expect(() => createBackendRegistry(testSettings()).get('claude')).toThrow(
-      'Unknown LLM backend "claude": choose one of ollama, openai.',
+      'Unknown LLM backend "claude": choose one of ollama, openai, llamacpp.',
     );
   });
 });

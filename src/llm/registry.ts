@@ -1,10 +1,13 @@
 /**
- * The LLM backends, built once at start-up from settings. `llamacpp` (embedded node-llama-cpp)
- * is not part of this build: asking for it explains how to use ollama or openai instead.
+ * The LLM backends, built at start-up from settings and rebuilt when the client saves new ones:
+ * the Ollama and OpenAI-compatible servers, and `llamacpp`, a model run inside Navi (building it
+ * loads nothing; its runtime is imported on its first call).
  */
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
 import type { FetchLike } from './http.js';
+import { LlamacppBackend } from './llamacpp/backend.js';
+import { LlamacppRuntime } from './llamacpp/runtime.js';
 import { OllamaBackend } from './ollama.js';
 import { OpenAiBackend } from './openai.js';
 import type { LlmBackend } from './types.js';
@@ -40,6 +43,11 @@ export type BackendSettings = Pick<
   | 'OPENAI_MODEL'
   | 'OPENAI_NUM_CTX'
   | 'LLAMACPP_MODEL_PATH'
+  | 'NAVI_MODELS_DIR'
+  | 'LLAMACPP_RUNTIME_DIR'
+  | 'LLAMACPP_NUM_CTX'
+  | 'LLAMACPP_THREADS'
+  | 'LLAMACPP_GPU'
   | 'LLM_CONNECT_TIMEOUT_MS'
   | 'LLM_IDLE_TIMEOUT_MS'
 >;
@@ -47,11 +55,15 @@ export type BackendSettings = Pick<
 export interface BackendDeps {
   fetch?: FetchLike;
   logger?: Logger;
+  /** The llama.cpp runtime shared with the rest of Navi; one for LLAMACPP_RUNTIME_DIR otherwise. */
+  llamacppRuntime?: LlamacppRuntime;
 }
 
 export function createBackendRegistry(initial: BackendSettings, deps: BackendDeps = {}): BackendRegistry {
   let settings = initial;
   const backends = new Map<string, LlmBackend>();
+  const runtime = deps.llamacppRuntime ?? new LlamacppRuntime(initial.LLAMACPP_RUNTIME_DIR, deps.logger);
+  let llamacpp: { key: string; backend: LlamacppBackend } | undefined;
   const add = (b: LlmBackend) => backends.set(b.id, b);
   const build = () => {
     const shared = {
@@ -79,20 +91,29 @@ export function createBackendRegistry(initial: BackendSettings, deps: BackendDep
         numCtx: settings.OPENAI_NUM_CTX,
       }),
     );
+    const local = {
+      modelsDir: settings.NAVI_MODELS_DIR,
+      modelPath: settings.LLAMACPP_MODEL_PATH,
+      numCtx: settings.LLAMACPP_NUM_CTX,
+      threads: settings.LLAMACPP_THREADS,
+      gpu: settings.LLAMACPP_GPU,
+    };
+    const key = JSON.stringify(local);
+    // A loaded model is kept while its settings stay; a replaced backend frees it once its calls end.
+    if (llamacpp?.key !== key) {
+      llamacpp?.backend.dispose().catch(() => undefined);
+      llamacpp = {
+        key,
+        backend: new LlamacppBackend({ ...local, runtime, ...(deps.logger ? { logger: deps.logger } : {}) }),
+      };
+    }
+    add(llamacpp.backend);
   };
   build();
 
   const get = (id: string): LlmBackend => {
     const found = backends.get(id);
     if (found) return found;
-    if (id === 'llamacpp') {
-      throw new Error(
-        `The llamacpp backend (embedded node-llama-cpp, model file ${settings.LLAMACPP_MODEL_PATH}) is not available in this build. ` +
-          `Use a server instead: run Ollama and set DEFAULT_LLM_BACKEND=ollama (OLLAMA_HOST=${settings.OLLAMA_HOST}, ` +
-          `then \`ollama pull ${settings.OLLAMA_DEFAULT_MODEL}\`), or set DEFAULT_LLM_BACKEND=openai with OPENAI_BASE_URL ` +
-          `and OPENAI_API_KEY for any OpenAI-compatible server.`,
-      );
-    }
     throw new Error(`Unknown LLM backend "${id}": choose one of ${[...backends.keys()].join(', ')}.`);
   };
 
