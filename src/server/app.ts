@@ -26,6 +26,7 @@ import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
 import { fileRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
+import { llamacppRuntimeRoutes } from './routes/llamacpp-runtime.js';
 import { llmRoutes } from './routes/llm.js';
 import { llmModelRoutes, runtimeStatusUnknown } from './routes/llm-models.js';
 import { mcpRoutes } from './routes/mcp.js';
@@ -136,7 +137,11 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(recallRoutes, context);
   app.register(vaultRoutes, context);
   app.register(llmRoutes, context);
-  app.register(llmModelRoutes, { ...context, runtimeStatus: runtimeStatusUnknown });
+  app.register(llmModelRoutes, {
+    ...context,
+    runtimeStatus: () => services.llamacppRuntime?.status() ?? runtimeStatusUnknown(),
+  });
+  app.register(llamacppRuntimeRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
   app.register(sessionSocketRoutes, {

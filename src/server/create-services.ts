@@ -13,6 +13,7 @@ import { knownSecrets } from '../config/secret-env.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
 import { CapabilityCache } from '../llm/capabilities.js';
 import type { FetchLike } from '../llm/http.js';
+import { LlamacppRuntime } from '../llm/llamacpp/runtime.js';
 import { resolveModel } from '../llm/model-choice.js';
 import { ModelDownloader } from '../llm/models/downloader.js';
 import { ModelDownloads } from '../llm/models/downloads.js';
@@ -99,8 +100,11 @@ export async function createServices(
   const profiles = ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE);
   for (const e of profiles.errors) logger.warn({ file: e.file }, `profile skipped: ${e.error}`);
 
+  // Nothing of node-llama-cpp is loaded here: the llamacpp backend imports it on its first call.
+  const llamacppRuntime = new LlamacppRuntime(settings.LLAMACPP_RUNTIME_DIR, logger);
   const backends = createBackendRegistry(settings, {
     logger,
+    llamacppRuntime,
     ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
   });
   // A profile's backend, or the live default: the same choice resolveModel makes without a session's.
@@ -283,10 +287,12 @@ export async function createServices(
     mcp,
     recalls,
     modelDownloads,
+    llamacppRuntime,
     reloadTools,
     close: async () => {
       await processes.close();
       await modelDownloads.close();
+      await llamacppRuntime.close();
       recalls.stop();
       sshPool.closeAll();
       await mcp.close();

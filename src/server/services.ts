@@ -8,6 +8,7 @@ import type { AgentApi } from '../agent/types.js';
 import type { ProfileRegistry } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { CapabilityCache } from '../llm/capabilities.js';
+import type { LlamacppRuntime } from '../llm/llamacpp/runtime.js';
 import type { ModelDownloads } from '../llm/models/downloads.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import type { LlmBackend } from '../llm/types.js';
@@ -68,6 +69,8 @@ export interface NaviServices {
   capabilities?: CapabilityCache;
   /** Model downloads for the llamacpp backend (`/llm/downloads`); closing cancels them. */
   modelDownloads?: ModelDownloads;
+  /** The llama.cpp runtime of the llamacpp backend (`/llm/runtime`); closing stops an install and frees its models. */
+  llamacppRuntime?: LlamacppRuntime;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */
   onSessionCreated?(sessionId: string): void;
   /** Called once a session is deleted: ends what still runs for it (its background processes). */
