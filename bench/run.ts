@@ -17,6 +17,7 @@ const groups: Group[] = [
   { name: 'budget', run: async () => (await import('./tool-budget.js')).benchToolBudget() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
   { name: 'servers', run: async () => (await import('./servers.js')).benchServers() },
+  { name: 'llamacpp', run: async () => (await import('./llamacpp.js')).benchLlamacpp() },
   {
     name: 'memory',
     run: async () => {
