@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import { AsyncQueue } from '../../util/async-queue.js';
+import { raceAbort } from '../../util/race-abort.js';
 import { foldStream } from '../stream-guard.js';
 import { newToolCallId, parseToolArguments } from '../tool-args.js';
 import {
@@ -30,6 +31,8 @@ import { type LoadedModel, loadModel, unloadModel } from './loaded-model.js';
 import { defaultModelName, ggufFiles, ModelFileError, resolveModelFile } from './model-file.js';
 import { type GpuSetting, type LlamacppRuntime, RuntimeMissingError } from './runtime.js';
 import { TurnAbandoned, Turns } from './turns.js';
+
+const ABANDONED = Symbol('abandoned');
 
 /**
  * Tokens kept free beyond the rendered prompt: node-llama-cpp may render a few tokens more than
@@ -211,7 +214,10 @@ export class LlamacppBackend implements LlmBackend {
   private async *produce(request: CompletionRequest): AsyncGenerator<LlmChunk> {
     const release = await this.turns.acquire(request.signal);
     try {
-      const loaded = await untilAborted(this.load(request.model), request.signal);
+      // A stop while the model loads ends the call at once; the load goes on for the next one.
+      const load = this.load(request.model);
+      const loaded = request.signal ? await raceAbort(load, request.signal, ABANDONED) : await load;
+      if (loaded === ABANDONED) throw new TurnAbandoned();
       yield* this.generate(loaded, request);
     } finally {
       release();
@@ -363,24 +369,4 @@ function listing(name: string, path: string): ModelListing | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `promise`, or a rejection with `TurnAbandoned` as soon as `signal` fires (the work goes on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new TurnAbandoned());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new TurnAbandoned());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }
