@@ -10,6 +10,7 @@ import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { raceAbort } from '../../util/race-abort.js';
+import { ModelStore } from '../models/model-store.js';
 import { foldStream } from '../stream-guard.js';
 import { newToolCallId, parseToolArguments } from '../tool-args.js';
 import {
@@ -28,7 +29,7 @@ import {
 import { toLlamaFunctions, toLlamaHistory } from './chat-history.js';
 import { GgufError, ggufInteger, ggufString, readGgufMetadata } from './gguf-metadata.js';
 import { type LoadedModel, loadModel, unloadModel } from './loaded-model.js';
-import { defaultModelName, ggufFiles, ModelFileError, resolveModelFile } from './model-file.js';
+import { defaultModelName, ModelFileError, resolveModelFile } from './model-file.js';
 import { type GpuSetting, type LlamacppRuntime, RuntimeMissingError } from './runtime.js';
 import { TurnAbandoned, Turns } from './turns.js';
 
@@ -145,17 +146,19 @@ export class LlamacppBackend implements LlmBackend {
 
   /** The `.gguf` files of the models folder, and LLAMACPP_MODEL_PATH when it is a file elsewhere. */
   async listModels(): Promise<ModelListing[]> {
-    const names = ggufFiles(this.options.modelsDir);
-    const listed = names.map((name) => listing(name, resolveModelFile(name, this.options.modelsDir)));
+    // The folder as /llm/local lists it (one stat a file); a folder that cannot be read lists nothing.
+    const inFolder = await new ModelStore(this.options.modelsDir).list().catch(() => []);
+    const listed: ModelListing[] = inFolder.map((m) => ({ name: m.name, sizeBytes: m.size_bytes }));
     const configured = this.options.modelPath.trim();
-    if (configured && !names.includes(configured)) {
+    if (configured && !listed.some((m) => m.name === configured)) {
       try {
-        listed.push(listing(configured, resolveModelFile(configured, this.options.modelsDir)));
+        const path = resolveModelFile(configured, this.options.modelsDir);
+        listed.push({ name: configured, sizeBytes: statSync(path).size });
       } catch {
         // A configured file that is missing is what checkHealth reports; the list shows what exists.
       }
     }
-    return listed.filter((l): l is ModelListing => l !== undefined);
+    return listed;
   }
 
   /** Ready when the runtime is installed and the model file is there and reads as GGUF; loads nothing. */
@@ -361,12 +364,4 @@ function failureOf(err: unknown): LlmFailure {
     code: 'malformed',
     message: `llama.cpp failed while generating: ${message}. Retry; if it keeps failing, try another model.`,
   };
-}
-
-function listing(name: string, path: string): ModelListing | undefined {
-  try {
-    return { name, sizeBytes: statSync(path).size };
-  } catch {
-    return undefined;
-  }
 }
