@@ -37,16 +37,15 @@ export class Turns {
       release();
     };
     return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        // The place in line is given up once the callers before it are done.
-        void previous.then(releaseOnce);
-        reject(new TurnAbandoned());
-        return;
-      }
+      // The place in line is given up once the callers before it are done.
       const onAbort = () => {
         void previous.then(releaseOnce);
         reject(new TurnAbandoned());
       };
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
       signal?.addEventListener('abort', onAbort, { once: true });
       void previous.then(() => {
         signal?.removeEventListener('abort', onAbort);
