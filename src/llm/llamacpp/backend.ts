@@ -173,7 +173,7 @@ export class LlamacppBackend implements LlmBackend {
     }
     let path: string;
     try {
-      path = resolveModelFile(this.options.modelPath, this.options.modelsDir);
+      path = this.pathOf(undefined);
       await readGgufMetadata(path);
     } catch (err) {
       return { ok: false, detail: `${prefix}: ${(err as Error).message}` };
