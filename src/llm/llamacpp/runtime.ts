@@ -50,12 +50,17 @@ export class LlamacppRuntime {
     return runtimeEntry(this.dir)?.version ?? null;
   }
 
+  /** Whether an install runs now (no file read, unlike `status()`). */
+  isInstalling(): boolean {
+    return this.installing !== undefined;
+  }
+
   status(): LlamacppRuntimeStatus {
     const version = this.version();
     return {
       installed: version !== null,
       version,
-      installing: this.installing !== undefined,
+      installing: this.isInstalling(),
       log: [...this.log],
       error: this.lastError,
     };

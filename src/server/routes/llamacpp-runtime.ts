@@ -33,7 +33,7 @@ export const llamacppRuntimeRoutes: FastifyPluginAsync<ServerContext> = async (a
     { bodyLimit: 1024, schema: { body: installBody }, config: { consent: true } },
     async (request, reply): Promise<LlamacppRuntimeStatus> => {
       const r = runtime();
-      if (r.status().installing)
+      if (r.isInstalling())
         throw new ApiError('RUNTIME_INSTALLING', 'wait for it to end (GET /llm/runtime shows its progress)');
       const status = r.startInstall({ gpu: request.body?.gpu === true });
       reply.code(202);
