@@ -5,6 +5,7 @@
  * may see. What the person should know about it goes out as a `notice`, once per run and code.
  */
 import type { Settings } from '../config/settings.js';
+import { effectiveContext } from '../llm/capabilities.js';
 import { resolveModel } from '../llm/model-choice.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import type { ChatMessage, LlmBackend, ModelCapabilities, ToolSpec } from '../llm/types.js';
@@ -56,7 +57,7 @@ export async function modelCall(state: RunState, deps: ModelFitDeps): Promise<Mo
   const caps = deps.capabilities
     ? await deps.capabilities(backend, model, state.signal)
     : { source: 'capabilities not asked' };
-  const window = Math.min(backend.contextWindow, caps.contextLength ?? Number.POSITIVE_INFINITY);
+  const window = effectiveContext(backend, caps);
   if (window < backend.contextWindow)
     notice(
       state,

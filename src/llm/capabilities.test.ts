@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../../test/fake-llm/index.js';
 import { testSettings } from '../config/settings.js';
-import { CapabilityCache, describeCapabilities } from './capabilities.js';
+import { CapabilityCache, capabilitiesInfo, describeCapabilities, effectiveContext } from './capabilities.js';
 import { createBackendRegistry } from './registry.js';
 import type { LlmBackend } from './types.js';
 
@@ -168,12 +168,11 @@ describe('CapabilityCache', () => {
   });
 
   it('clamps the context to what the model takes, and gives the REST shape', () => {
-    const cache = new CapabilityCache();
     const ollama = backends().get('ollama');
-    expect(cache.effectiveContext(ollama, { contextLength: 8192, source: 's' })).toBe(8192);
-    expect(cache.effectiveContext(ollama, { contextLength: 131072, source: 's' })).toBe(32768);
-    expect(cache.effectiveContext(ollama, { source: 's' })).toBe(32768);
-    expect(cache.toInfo({ tools: false, contextLength: 2048, source: 'ollama /api/show' })).toEqual({
+    expect(effectiveContext(ollama, { contextLength: 8192, source: 's' })).toBe(8192);
+    expect(effectiveContext(ollama, { contextLength: 131072, source: 's' })).toBe(32768);
+    expect(effectiveContext(ollama, { source: 's' })).toBe(32768);
+    expect(capabilitiesInfo({ tools: false, contextLength: 2048, source: 'ollama /api/show' })).toEqual({
       tools: false,
       thinking: null,
       vision: null,

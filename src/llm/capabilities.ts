@@ -87,16 +87,6 @@ export class CapabilityCache {
     }
   }
 
-  /** The context window a call may use: the backend's setting, never more than the model takes. */
-  effectiveContext(backend: Pick<LlmBackend, 'contextWindow'>, caps: ModelCapabilities): number {
-    return Math.min(backend.contextWindow, caps.contextLength ?? Number.POSITIVE_INFINITY);
-  }
-
-  /** The REST shape: `null` where the backend could not tell. */
-  toInfo(caps: ModelCapabilities): ModelCapabilitiesInfo {
-    return capabilitiesInfo(caps);
-  }
-
   private start(key: string, backend: LlmBackend, model: string): Entry {
     const entry: Entry = {
       backend,
@@ -113,7 +103,15 @@ export class CapabilityCache {
   }
 }
 
-/** `CapabilityCache.toInfo` without a cache. */
+/** The context window a call may use: the backend's setting, never more than the model takes. */
+export function effectiveContext(
+  backend: Pick<LlmBackend, 'contextWindow'>,
+  caps: ModelCapabilities,
+): number {
+  return Math.min(backend.contextWindow, caps.contextLength ?? Number.POSITIVE_INFINITY);
+}
+
+/** The REST shape: `null` where the backend could not tell. */
 export function capabilitiesInfo(caps: ModelCapabilities): ModelCapabilitiesInfo {
   return {
     tools: caps.tools ?? null,
