@@ -2,6 +2,7 @@
 import { type Dirent, readFileSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { isRecord } from '../../util/is-record.js';
 
 export const RUNTIME_PACKAGE = 'node-llama-cpp';
 /** The node-llama-cpp release Navi is written and tested against. */
@@ -22,8 +23,8 @@ export function runtimeEntry(dir: string): RuntimeEntry | undefined {
   } catch {
     return undefined;
   }
-  if (!manifest || typeof manifest !== 'object') return undefined;
-  const { version, exports, main } = manifest as { version?: unknown; exports?: unknown; main?: unknown };
+  if (!isRecord(manifest)) return undefined;
+  const { version, exports, main } = manifest;
   const entry = importEntry(exports) ?? (typeof main === 'string' ? main : undefined);
   if (typeof version !== 'string' || !entry) return undefined;
   return { path: resolve(packageDir, entry), version };
@@ -32,13 +33,12 @@ export function runtimeEntry(dir: string): RuntimeEntry | undefined {
 /** `exports["."]`'s import condition (or node, or default), or a plain string export. */
 function importEntry(exports: unknown): string | undefined {
   if (typeof exports === 'string') return exports;
-  if (!exports || typeof exports !== 'object') return undefined;
-  const root = (exports as Record<string, unknown>)['.'] ?? exports;
+  if (!isRecord(exports)) return undefined;
+  const root = exports['.'] ?? exports;
   if (typeof root === 'string') return root;
-  if (!root || typeof root !== 'object') return undefined;
-  const conditions = root as Record<string, unknown>;
+  if (!isRecord(root)) return undefined;
   for (const key of ['import', 'node', 'default']) {
-    const value = conditions[key];
+    const value = root[key];
     if (typeof value === 'string') return value;
   }
   return undefined;
