@@ -265,19 +265,6 @@ export class OllamaBackend implements LlmBackend {
   }
 
   async checkHealth(signal?: AbortSignal): Promise<HealthReport> {
-    return (await this.checkHealthWithTags(signal)).report;
-  }
-
-  /** OLLAMA_HOST this backend talks to, without a trailing slash. */
-  get baseUrl(): string {
-    return this.options.baseUrl;
-  }
-
-  /**
-   * `checkHealth`, plus the `/api/tags` answer it read (absent when the read failed), so the
-   * status page learns the installed models from the same request.
-   */
-  async checkHealthWithTags(signal?: AbortSignal): Promise<{ report: HealthReport; tags?: unknown }> {
     const prefix = `ollama at ${this.options.baseUrl}`;
     try {
       const parsed = await readJson(this.metadataCall('/api/tags', this.defaultModel, signal));
@@ -287,19 +274,14 @@ export class OllamaBackend implements LlmBackend {
         .filter((n): n is string => typeof n === 'string');
       const wanted = this.defaultModel;
       const present = names.some((n) => n === wanted || n === `${wanted}:latest`);
-      if (present)
-        return { report: { ok: true, detail: `${prefix}: model ${wanted} is available` }, tags: parsed };
+      if (present) return { ok: true, detail: `${prefix}: model ${wanted} is available` };
       return {
-        report: {
-          ok: false,
-          detail: `${prefix} is running, but model ${wanted} is not pulled: run \`ollama pull ${wanted}\` or set OLLAMA_DEFAULT_MODEL (it has: ${names.slice(0, 8).join(', ') || 'no models'})`,
-        },
-        tags: parsed,
+        ok: false,
+        detail: `${prefix} is running, but model ${wanted} is not pulled: run \`ollama pull ${wanted}\` or set OLLAMA_DEFAULT_MODEL (it has: ${names.slice(0, 8).join(', ') || 'no models'})`,
       };
     } catch (error) {
-      if (error instanceof CallerAbort)
-        return { report: { ok: false, detail: `${prefix}: health check aborted` } };
-      return { report: { ok: false, detail: failureOf(this.server, error).message } };
+      if (error instanceof CallerAbort) return { ok: false, detail: `${prefix}: health check aborted` };
+      return { ok: false, detail: failureOf(this.server, error).message };
     }
   }
 }

@@ -4,9 +4,8 @@
  * most and never fails it. A backend that cannot answer is a `ready: false` or a problem.
  */
 import { capabilitiesInfo } from '../llm/capabilities.js';
-import { OllamaBackend } from '../llm/ollama.js';
 import type { BackendRegistry } from '../llm/registry.js';
-import type { HealthReport, LlmBackend, ModelCapabilities } from '../llm/types.js';
+import type { LlmBackend, ModelCapabilities } from '../llm/types.js';
 import type {
   LlmBackendId,
   LlmBackendStatus,
@@ -56,29 +55,13 @@ export async function within<T>(
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-/** The `/api/tags` answers the Ollama health checks read, by address: detection reuses them. */
-type TagReads = Map<string, unknown>;
-
-const withoutSlash = (url: string) => url.replace(/\/+$/, '');
-
-async function backendStatus(
-  backend: LlmBackend,
-  timeoutMs: number,
-  tagReads: TagReads,
-): Promise<LlmBackendStatus> {
+async function backendStatus(backend: LlmBackend, timeoutMs: number): Promise<LlmBackendStatus> {
   const base = { id: backend.id as LlmBackendId, default_model: backend.defaultModel };
   return within(
     timeoutMs,
     async (signal) => {
       try {
-        let report: HealthReport;
-        if (backend instanceof OllamaBackend) {
-          const read = await backend.checkHealthWithTags(signal);
-          if (read.tags !== undefined) tagReads.set(withoutSlash(backend.baseUrl), read.tags);
-          report = read.report;
-        } else {
-          report = await backend.checkHealth(signal);
-        }
+        const report = await backend.checkHealth(signal);
         return { ...base, ready: report.ok, detail: report.detail };
       } catch (err) {
         // checkHealth resolves by contract; a backend that throws is still only "not ready".
@@ -94,16 +77,12 @@ async function backendStatus(
 }
 
 /** The backend statuses, the default one included even when it cannot be built. */
-async function allStatuses(
-  backends: BackendRegistry,
-  timeoutMs: number,
-  tagReads: TagReads,
-): Promise<LlmBackendStatus[]> {
+async function allStatuses(backends: BackendRegistry, timeoutMs: number): Promise<LlmBackendStatus[]> {
   const statuses = await Promise.all(
     backends
       .list()
       .filter((b) => isBackendId(b.id))
-      .map((b) => backendStatus(b, timeoutMs, tagReads)),
+      .map((b) => backendStatus(b, timeoutMs)),
   );
   const defaultId = backends.defaultId();
   if (isBackendId(defaultId) && !statuses.some((s) => s.id === defaultId)) {
@@ -120,25 +99,17 @@ async function allStatuses(
 
 /**
  * An Ollama answering at OLLAMA_HOST or at its default address, with its installed models; the
- * first that answers. Only its model list is read. An address in `covered` is not asked again:
- * `health` resolves once its Ollama health check is done, and its model list comes from that read.
+ * first that answers. Only its model list is read.
  */
 export async function detectOllama(
   ollamaHost: string,
   timeoutMs: number,
-  reuse?: { covered: ReadonlySet<string>; health: Promise<unknown>; tagReads: TagReads },
 ): Promise<{ url: string; models: string[] } | null> {
-  const urls = [...new Set([withoutSlash(ollamaHost), OLLAMA_DEFAULT_URL])];
+  const urls = [...new Set([ollamaHost.replace(/\/+$/, ''), OLLAMA_DEFAULT_URL])];
   const found = await Promise.all(
     urls.map(async (url) => {
-      let models: string[] | undefined;
-      if (reuse?.covered.has(url)) {
-        await reuse.health;
-        models = ollamaModelNames(reuse.tagReads.get(url));
-      } else {
-        const result = await getJson(`${url}/api/tags`, { timeoutMs, maxBytes: 1024 * 1024 });
-        models = result.kind === 'json' ? ollamaModelNames(result.value) : undefined;
-      }
+      const result = await getJson(`${url}/api/tags`, { timeoutMs, maxBytes: 1024 * 1024 });
+      const models = result.kind === 'json' ? ollamaModelNames(result.value) : undefined;
       return models ? { url, models } : null;
     }),
   );
@@ -169,18 +140,9 @@ async function defaultCapabilities(
 export async function llmStatus(deps: LlmStatusDeps): Promise<LlmStatus> {
   const timeoutMs = deps.timeoutMs ?? 4000;
   const defaultId = deps.backends.defaultId();
-  // The Ollama backend's health check already reads /api/tags at its address; detection takes
-  // the model list from that read instead of asking the same server a second time.
-  const tagReads: TagReads = new Map();
-  const covered = new Set(
-    deps.backends
-      .list()
-      .flatMap((b) => (b instanceof OllamaBackend && isBackendId(b.id) ? [withoutSlash(b.baseUrl)] : [])),
-  );
-  const health = allStatuses(deps.backends, timeoutMs, tagReads);
   const [backends, ollama] = await Promise.all([
-    health,
-    detectOllama(deps.ollamaHost(), Math.min(timeoutMs, 2000), { covered, health, tagReads }),
+    allStatuses(deps.backends, timeoutMs),
+    detectOllama(deps.ollamaHost(), Math.min(timeoutMs, 2000)),
   ]);
   const own = backends.find((b) => b.id === defaultId);
   let capabilities: ModelCapabilitiesInfo | null = null;
