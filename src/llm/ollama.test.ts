@@ -271,6 +271,7 @@ describe('OllamaBackend against the fake server', () => {
     expect(await ollama().checkHealth()).toEqual({
       ok: true,
       detail: `ollama at ${fake.ollamaUrl}: model test-model is available`,
+      models: expect.arrayContaining(['test-model']),
     });
     expect((await ollama(fake.ollamaUrl, { OLLAMA_DEFAULT_MODEL: 'other' }).checkHealth()).ok).toBe(true);
     const missing = await ollama(fake.ollamaUrl, { OLLAMA_DEFAULT_MODEL: 'absent:7b' }).checkHealth();

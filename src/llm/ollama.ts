@@ -274,10 +274,12 @@ export class OllamaBackend implements LlmBackend {
         .filter((n): n is string => typeof n === 'string');
       const wanted = this.defaultModel;
       const present = names.some((n) => n === wanted || n === `${wanted}:latest`);
-      if (present) return { ok: true, detail: `${prefix}: model ${wanted} is available` };
+      if (present)
+        return { ok: true, detail: `${prefix}: model ${wanted} is available`, models: [...new Set(names)] };
       return {
         ok: false,
         detail: `${prefix} is running, but model ${wanted} is not pulled: run \`ollama pull ${wanted}\` or set OLLAMA_DEFAULT_MODEL (it has: ${names.slice(0, 8).join(', ') || 'no models'})`,
+        models: [...new Set(names)],
       };
     } catch (error) {
       if (error instanceof CallerAbort) return { ok: false, detail: `${prefix}: health check aborted` };

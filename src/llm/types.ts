@@ -100,6 +100,8 @@ export interface HealthReport {
   ok: boolean;
   /** e.g. "ollama at http://localhost:11434: model gemma4:e2b-it-q8_0 is available". */
   detail: string;
+  /** The models the server listed while it was checked, when the check read its list. */
+  models?: string[];
 }
 
 /**

@@ -55,14 +55,22 @@ export async function within<T>(
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-async function backendStatus(backend: LlmBackend, timeoutMs: number): Promise<LlmBackendStatus> {
+/** A backend's status, with the models its health check saw (not sent to clients). */
+type CheckedStatus = LlmBackendStatus & { models?: string[] };
+
+async function backendStatus(backend: LlmBackend, timeoutMs: number): Promise<CheckedStatus> {
   const base = { id: backend.id as LlmBackendId, default_model: backend.defaultModel };
-  return within(
+  return within<CheckedStatus>(
     timeoutMs,
     async (signal) => {
       try {
         const report = await backend.checkHealth(signal);
-        return { ...base, ready: report.ok, detail: report.detail };
+        return {
+          ...base,
+          ready: report.ok,
+          detail: report.detail,
+          ...(report.models && { models: report.models }),
+        };
       } catch (err) {
         // checkHealth resolves by contract; a backend that throws is still only "not ready".
         return { ...base, ready: false, detail: `${backend.describe()}: ${(err as Error).message}` };
@@ -77,7 +85,7 @@ async function backendStatus(backend: LlmBackend, timeoutMs: number): Promise<Ll
 }
 
 /** The backend statuses, the default one included even when it cannot be built. */
-async function allStatuses(backends: BackendRegistry, timeoutMs: number): Promise<LlmBackendStatus[]> {
+async function allStatuses(backends: BackendRegistry, timeoutMs: number): Promise<CheckedStatus[]> {
   const statuses = await Promise.all(
     backends
       .list()
@@ -99,17 +107,23 @@ async function allStatuses(backends: BackendRegistry, timeoutMs: number): Promis
 
 /**
  * An Ollama answering at OLLAMA_HOST or at its default address, with its installed models; the
- * first that answers. Only its model list is read.
+ * first that answers. Only its model list is read. `known` is the list the Ollama backend's
+ * health check already read at OLLAMA_HOST, which is then not asked a second time.
  */
 export async function detectOllama(
   ollamaHost: string,
   timeoutMs: number,
+  known?: Promise<string[] | undefined>,
 ): Promise<{ url: string; models: string[] } | null> {
-  const urls = [...new Set([ollamaHost.replace(/\/+$/, ''), OLLAMA_DEFAULT_URL])];
+  const host = ollamaHost.replace(/\/+$/, '');
+  const urls = [...new Set([host, OLLAMA_DEFAULT_URL])];
   const found = await Promise.all(
     urls.map(async (url) => {
-      const result = await getJson(`${url}/api/tags`, { timeoutMs, maxBytes: 1024 * 1024 });
-      const models = result.kind === 'json' ? ollamaModelNames(result.value) : undefined;
+      let models = url === host && known ? await known : undefined;
+      if (!models) {
+        const result = await getJson(`${url}/api/tags`, { timeoutMs, maxBytes: 1024 * 1024 });
+        models = result.kind === 'json' ? ollamaModelNames(result.value) : undefined;
+      }
       return models ? { url, models } : null;
     }),
   );
@@ -140,10 +154,14 @@ async function defaultCapabilities(
 export async function llmStatus(deps: LlmStatusDeps): Promise<LlmStatus> {
   const timeoutMs = deps.timeoutMs ?? 4000;
   const defaultId = deps.backends.defaultId();
-  const [backends, ollama] = await Promise.all([
-    allStatuses(deps.backends, timeoutMs),
-    detectOllama(deps.ollamaHost(), Math.min(timeoutMs, 2000)),
+  const checked = allStatuses(deps.backends, timeoutMs);
+  // The Ollama backend's health check has read the model list at OLLAMA_HOST already.
+  const known = checked.then((all) => all.find((b) => b.id === 'ollama')?.models);
+  const [statuses, ollama] = await Promise.all([
+    checked,
+    detectOllama(deps.ollamaHost(), Math.min(timeoutMs, 2000), known),
   ]);
+  const backends = statuses.map(({ models: _models, ...status }) => status);
   const own = backends.find((b) => b.id === defaultId);
   let capabilities: ModelCapabilitiesInfo | null = null;
   if (own?.ready) capabilities = await defaultCapabilities(deps, deps.backends.get(defaultId), timeoutMs);

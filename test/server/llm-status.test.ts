@@ -62,10 +62,14 @@ describe('GET /llm/status', () => {
       settings: { OLLAMA_HOST: fake.ollamaUrl, OLLAMA_DEFAULT_MODEL: 'test-model' },
     });
     try {
+      const tagReads = () => fake.requests.filter((r) => r.method === 'GET' && r.path === '/api/tags').length;
+      const before = tagReads();
       const status = await getJson<LlmStatus>(navi, '/llm/status');
       expect(status.needs_setup).toBe(false);
       expect(status.default_model).toBe('test-model');
       expect(status.ollama_detected).toEqual({ url: fake.ollamaUrl, models: ['test-model', 'qwen3:4b'] });
+      // The health check's read of the model list serves the detection too.
+      expect(tagReads() - before).toBe(1);
       expect(status.backends.find((b) => b.id === 'ollama')).toMatchObject({ ready: true });
       expect(status.capabilities).toMatchObject({
         tools: true,
