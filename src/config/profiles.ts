@@ -51,6 +51,8 @@ const backendsSchema = z
 export const profileSchema = z.object({
   id: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'id: letters, digits, _ and - only (1–64)'),
   name: z.string().min(1).max(200),
+  /** What the profile is for, in a sentence or two: the new-chat dialog and the header show it. */
+  description: z.string().max(500).default(''),
   system_prompt: z.string().default(''),
   /** Tool names, globs (`mcp__navi_web__*`, `*`) and groups (`group:fs`) the profile may use. */
   enabled_tools: z.array(z.string().min(1)).default(['*']),

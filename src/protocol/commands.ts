@@ -31,14 +31,41 @@ export const toolConfirmCommandSchema = z.object({
   approved: z.boolean(),
 });
 
+/**
+ * Runs the session's last user message again: every message after it (the answer, its tool
+ * calls, or the error of a failed turn) is removed from both buffers first (`history_rewound`).
+ * The client's Regenerate and Retry both send it.
+ */
+export const regenerateCommandSchema = z.object({
+  type: z.literal('regenerate'),
+});
+
+/**
+ * Replaces the user message `message_id` with new content and runs it: that message and every
+ * message after it are removed from both buffers first (`history_rewound`). Only a message the
+ * person typed can be edited, and only while it is still in the model's context (not yet
+ * summarised by compression).
+ */
+export const editCommandSchema = z.object({
+  type: z.literal('edit'),
+  message_id: z.string().min(1).max(200),
+  content: z.string().max(1_000_000),
+  images: z.array(z.string().min(1)).max(16).optional(),
+  files: z.array(attachedFileSchema).max(32).optional(),
+});
+
 export const clientCommandSchema = z.discriminatedUnion('type', [
   userMessageCommandSchema,
   formSubmitCommandSchema,
   toolConfirmCommandSchema,
+  regenerateCommandSchema,
+  editCommandSchema,
 ]);
 
 export type AttachedFile = z.infer<typeof attachedFileSchema>;
 export type UserMessageCommand = z.infer<typeof userMessageCommandSchema>;
 export type FormSubmitCommand = z.infer<typeof formSubmitCommandSchema>;
 export type ToolConfirmCommand = z.infer<typeof toolConfirmCommandSchema>;
+export type RegenerateCommand = z.infer<typeof regenerateCommandSchema>;
+export type EditCommand = z.infer<typeof editCommandSchema>;
 export type ClientCommand = z.infer<typeof clientCommandSchema>;

@@ -25,6 +25,11 @@ export const errorTable = {
       'That pairing code is not valid; run `navi pair` on the machine Navi runs on and open the link it prints',
   },
   UNAUTHORIZED: { status: 401, message: 'A valid API token is required' },
+  TOKEN_WRONG: {
+    status: 401,
+    message:
+      'That API token is not the one this server uses; check NAVI_API_TOKEN where Navi runs and sign in again',
+  },
   REMOTE_FORBIDDEN: {
     status: 403,
     message: 'Only local clients are served while NAVI_API_TOKEN is not set',
@@ -48,6 +53,8 @@ export const errorTable = {
     message: 'No tool call of this session is waiting for that confirmation',
   },
   FACT_NOT_FOUND: { status: 404, message: 'There is no memory fact with that id' },
+  MESSAGE_NOT_FOUND: { status: 404, message: 'This session has no message with that id' },
+  PROFILE_NOT_FOUND: { status: 404, message: 'There is no agent profile with that id' },
   RECALL_NOT_FOUND: { status: 404, message: 'This session has no recall with that id' },
   RECALL_FINISHED: {
     status: 409,
@@ -69,6 +76,18 @@ export const errorTable = {
   },
   VAULT_UNAVAILABLE: { status: 503, message: 'The vault file cannot be read or written' },
   FACT_CONFLICT: { status: 409, message: 'Another fact already uses that category and key' },
+  NOTHING_TO_REGENERATE: {
+    status: 409,
+    message: 'This session has no message of yours to run again',
+  },
+  MESSAGE_NOT_EDITABLE: {
+    status: 409,
+    message:
+      'Only a message you typed can be edited, and only while it is still in the conversation the model reads (not yet summarised)',
+  },
+  INVALID_QUERY: { status: 400, message: 'The search needs 1 to 500 characters of text in q' },
+  INVALID_IMPORT: { status: 400, message: 'The file is not a Navi session export' },
+  INVALID_PROFILE: { status: 400, message: 'The profile is not valid' },
   RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },
   FORM_ALREADY_SUBMITTED: { status: 409, message: 'That form was already submitted' },
   PAIRING_CODE_USED: {

@@ -64,13 +64,25 @@ export type AgentEvent =
       args: ToolArgs;
       result: string;
       success: boolean;
+      /** How the call ended, in more detail than `success` (Navi always sends it). */
+      outcome?: ToolOutcome;
       is_subagent: boolean;
       parent_call_id?: string;
       metadata?: Record<string, unknown>;
     }
   | { type: 'stream_delta'; delta: string }
   | { type: 'stream_end'; content: string; context_tokens: number; max_context_tokens: number }
-  | { type: 'stream_stopped'; content: string }
+  /**
+   * `context_tokens` / `max_context_tokens`: the session's context as it stands after the stop,
+   * the same figures `GET /sessions/{id}` then reports (Navi always sends them).
+   */
+  | { type: 'stream_stopped'; content: string; context_tokens?: number; max_context_tokens?: number }
+  /**
+   * A `regenerate` or `edit` run removed the message `from_message_id` and every message after it
+   * from both buffers (their ids in `removed_ids`, oldest first). Sent right after `stream_start`;
+   * a client drops those messages from its view, and the run's events add what replaces them.
+   */
+  | { type: 'history_rewound'; from_message_id: string; removed_ids: string[] }
   | { type: 'context_compressed'; messages_before: number; messages_after: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   /**
@@ -96,6 +108,24 @@ export type AgentEvent =
  * - `CONTEXT_CLAMPED`: the configured context window is larger than the model supports.
  */
 export type NoticeCode = 'TOOLS_UNSUPPORTED' | 'TOOLS_TRIMMED' | 'CONTEXT_CLAMPED';
+
+/**
+ * How a tool call ended:
+ * - `ok`: it ran and succeeded; `failed`: it ran (or was called with bad arguments) and failed;
+ * - `denied`: the person answered its confirmation with no;
+ * - `confirmation_timeout`: nobody answered its confirmation in time (or the run had no one to ask);
+ * - `refused`: the profile's policy does not allow the tool (or it does not exist);
+ * - `timed_out`: it ran longer than its time limit and was stopped;
+ * - `stopped`: the person stopped the run before or while it ran.
+ */
+export type ToolOutcome =
+  | 'ok'
+  | 'failed'
+  | 'denied'
+  | 'confirmation_timeout'
+  | 'refused'
+  | 'timed_out'
+  | 'stopped';
 
 export type AgentEventType = AgentEvent['type'];
 

@@ -1,6 +1,7 @@
 /** Shapes of the REST API (see docs/protocol.md) shared by the server, the tests and the web client. */
 import type { AttachedFile } from './commands.js';
-import type { RunTrigger, ToolArgs } from './events.js';
+import type { ErrorCode } from './error-codes.js';
+import type { RunTrigger, ToolArgs, ToolOutcome } from './events.js';
 
 export interface SessionSummary {
   id: string;
@@ -37,8 +38,17 @@ export interface ToolCallRecord {
  * - `injected_image`: images a tool loaded, handed to the model as a user message (context only).
  * - `summary`: the summary that replaced older context (context only; `content` is the summary).
  * - `iteration_limit`: the answer written when a run reached its profile's step limit.
+ * - `error`: a run that failed (display only, role `system`): `error` holds what the `error` event
+ *   said. What the run did before it failed stays before it (tool calls, a partial answer marked
+ *   `interrupted`); `regenerate` retries it.
  */
-export type MessageKind = 'plan' | 'form_submit' | 'injected_image' | 'summary' | 'iteration_limit';
+export type MessageKind = 'plan' | 'form_submit' | 'injected_image' | 'summary' | 'iteration_limit' | 'error';
+
+/** The failure a `kind: 'error'` message records. */
+export interface TurnFailure {
+  message: string;
+  code?: ErrorCode;
+}
 
 /** A UI component a tool asked the client to render (`{component, payload}`). */
 export interface UiComponent {
@@ -94,6 +104,10 @@ export interface SessionMessage {
   stopped?: true;
   /** On a tool result: whether the call succeeded. */
   success?: boolean;
+  /** On a tool result: how the call ended (the `tool_call` event's `outcome`). */
+  outcome?: ToolOutcome;
+  /** On a `kind: 'error'` message: the failure of the run. */
+  error?: TurnFailure;
   /**
    * On an answer: actions it claims ("I have saved the file") that no tool call of its turn
    * performed, as the claim check found them (the `claim_unverified` event).
@@ -119,6 +133,8 @@ export interface SessionDetail extends SessionSummary {
 export interface ProfileSummary {
   id: string;
   name: string;
+  /** One or two sentences on what the profile is for (its file's `description`; may be empty). */
+  description: string;
   model: string | null;
   llm_backend: string | null;
   temperature: number;
@@ -134,6 +150,71 @@ export interface ToolSummary {
   parameters: Record<string, unknown>;
   source: 'builtin' | 'user' | 'mcp';
   server?: string;
+  /** Present when `GET /agents/tools?profile_id=` names a profile: what that profile's policy says. */
+  policy?: ToolPolicyInfo;
+}
+
+/** What one profile's policy says about one tool. */
+export interface ToolPolicyInfo {
+  /** The profile offers the tool to its model. */
+  allowed: boolean;
+  /** Why not, when it is not allowed ("denied by group:runtime", "not in enabled_tools"). */
+  reason?: string;
+  /**
+   * When a call asks the person first: `never`, `always`, or `per_call` (the call's own
+   * arguments decide, e.g. a shell command that writes).
+   */
+  confirm: 'never' | 'always' | 'per_call';
+}
+
+/**
+ * `GET /agents/profiles/{id}`: a profile as its file holds it, for viewing and editing.
+ * `PUT /agents/profiles/{id}` takes the same `profile` object back; it is validated (400
+ * INVALID_PROFILE with what is wrong), written to the profiles folder and used from the next run.
+ */
+export interface ProfileDocument {
+  id: string;
+  /** The profile file's contents. */
+  profile: Record<string, unknown>;
+  /** The file's name in the profiles folder. */
+  file: string;
+}
+
+/**
+ * `GET /search?q=&limit=`: sessions and messages matching words, best first. A hit on a
+ * session's title has `message_id: null`.
+ */
+export interface SearchHit {
+  session_id: string;
+  session_title: string;
+  message_id: string | null;
+  role: SessionMessage['role'] | null;
+  /** A piece of the matching text, plain (never HTML). */
+  snippet: string;
+  /** Where the matched words are in `snippet`: `[start, end)` character offsets. */
+  highlights: [number, number][];
+  created_at: string;
+}
+
+export interface SearchResults {
+  query: string;
+  results: SearchHit[];
+}
+
+/**
+ * `GET /sessions/{id}/export?format=json` (the Markdown export is `format=markdown`), and the body
+ * `POST /sessions/import` takes back, which creates a new session from it (201, the same answer
+ * as `POST /sessions`).
+ */
+export interface SessionExport {
+  /** The export format's version. */
+  navi_export: 1;
+  exported_at: string;
+  session: { title: string; profile_id: string; created_at: string; pinned: boolean };
+  /** The display buffer, oldest first. */
+  messages: SessionMessage[];
+  /** The model's context (may hold a summary); absent, it is rebuilt from `messages`. */
+  context?: SessionMessage[];
 }
 
 /**

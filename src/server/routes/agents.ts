@@ -13,6 +13,7 @@ export const agentRoutes: FastifyPluginAsync<ServerContext> = async (app, { serv
       services.profiles.list().map((p) => ({
         id: p.id,
         name: p.name,
+        description: p.description,
         model: p.model ?? null,
         llm_backend: p.llm_backend ?? null,
         temperature: p.temperature,

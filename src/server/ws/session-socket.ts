@@ -116,6 +116,9 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           runs.start(sessionId, input);
           return;
         }
+        if (command.type === 'regenerate' || command.type === 'edit') {
+          return subscriber.sendError('Running a message again is not available yet.', 'BAD_REQUEST');
+        }
         if (!(await forms.claim(sessionId, command.form_id)))
           return subscriber.sendError(
             `The form "${command.form_id}" was already submitted; ask the agent for a new form to change the answer.`,

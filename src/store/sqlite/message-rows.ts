@@ -30,6 +30,8 @@ const PAYLOAD_KEYS = [
   'interrupted',
   'stopped',
   'success',
+  'outcome',
+  'error',
   'unverified_claims',
   'ui_component',
   'published',
