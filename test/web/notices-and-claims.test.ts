@@ -10,7 +10,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import type { SessionMessage } from '../../src/protocol/rest.js';
 import type { AssistantEntry, ChatEntry } from '../../web/src/lib/entries.js';
 import { entriesFromMessages } from '../../web/src/lib/history.js';
-import { parseHash } from '../../web/src/lib/route.js';
+import { parseHash, sessionHref } from '../../web/src/lib/route.js';
 import { Timeline } from '../../web/src/lib/timeline.js';
 
 /** A timeline whose text deltas are moved into the entries at once. */
@@ -170,14 +170,25 @@ describe('the history after a reload', () => {
 
 describe('routes of the settings page and the setup screen', () => {
   it('name their pages, and leave sessions and the vault as they were', () => {
-    expect(parseHash('#/settings')).toEqual({ sessionId: null, page: 'settings' });
-    expect(parseHash('#/setup')).toEqual({ sessionId: null, page: 'setup' });
-    expect(parseHash('#/vault')).toEqual({ sessionId: null, page: 'vault' });
-    expect(parseHash('#/sessions/abc')).toEqual({ sessionId: 'abc', page: 'chat' });
+    expect(parseHash('#/settings')).toEqual({ sessionId: null, messageId: null, page: 'settings' });
+    expect(parseHash('#/setup')).toEqual({ sessionId: null, messageId: null, page: 'setup' });
+    expect(parseHash('#/vault')).toEqual({ sessionId: null, messageId: null, page: 'vault' });
+    expect(parseHash('#/memory')).toEqual({ sessionId: null, messageId: null, page: 'memory' });
+    expect(parseHash('#/profiles')).toEqual({ sessionId: null, messageId: null, page: 'profiles' });
+    expect(parseHash('#/sessions/abc')).toEqual({ sessionId: 'abc', messageId: null, page: 'chat' });
+  });
+
+  it('carry the message a chat opens at, and build the same link back', () => {
+    expect(parseHash('#/sessions/abc?m=m%201')).toEqual({ sessionId: 'abc', messageId: 'm 1', page: 'chat' });
+    expect(parseHash(sessionHref('a/b', 'x?y'))).toEqual({
+      sessionId: 'a/b',
+      messageId: 'x?y',
+      page: 'chat',
+    });
   });
 
   it('do not match a longer word that only starts like them', () => {
-    expect(parseHash('#/settingsx')).toEqual({ sessionId: null, page: 'chat' });
-    expect(parseHash('#/setup/')).toEqual({ sessionId: null, page: 'setup' });
+    expect(parseHash('#/settingsx')).toEqual({ sessionId: null, messageId: null, page: 'chat' });
+    expect(parseHash('#/setup/')).toEqual({ sessionId: null, messageId: null, page: 'setup' });
   });
 });

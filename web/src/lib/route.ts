@@ -1,34 +1,50 @@
 /**
- * Hash routing (`#/sessions/<id>`, `#/vault`, `#/settings`, `#/setup`): reload and back/forward
- * work without any server fallback.
+ * Hash routing (`#/sessions/<id>`, `#/sessions/<id>?m=<message id>` to open a chat at one
+ * message, `#/vault`, `#/settings`, `#/setup`, and the settings' own pages `#/memory`, `#/tools`,
+ * `#/mcp`, `#/profiles`): reload and back/forward work without any server fallback.
  */
 import { type Ref, ref } from 'vue';
 
 export interface Route {
   sessionId: string | null;
+  /** The message a chat opens at (a search hit), when the link names one. */
+  messageId: string | null;
   /**
-   * Which page the main area shows: a chat (or the welcome page), the vault, the settings, or
-   * the setup screen asked for from the settings page.
+   * Which page the main area shows: a chat (or the welcome page), the vault, the settings (and
+   * its pages on memory, tools, MCP servers and profiles), or the setup screen asked for from
+   * the settings page.
    */
-  page: 'chat' | 'vault' | 'settings' | 'setup';
+  page: Page;
 }
+
+export type Page = 'chat' | 'vault' | 'settings' | 'setup' | 'memory' | 'tools' | 'mcp' | 'profiles';
 
 export const vaultHref = '#/vault';
 export const settingsHref = '#/settings';
 export const setupHref = '#/setup';
+export const memoryHref = '#/memory';
+export const toolsHref = '#/tools';
+export const mcpHref = '#/mcp';
+export const profilesHref = '#/profiles';
 
-const pages = ['vault', 'settings', 'setup'] as const;
+const pages = ['vault', 'settings', 'setup', 'memory', 'tools', 'mcp', 'profiles'] as const;
 
 export function parseHash(hash: string): Route {
   for (const page of pages) {
-    if (new RegExp(`^#/${page}(?:[/?#]|$)`).test(hash)) return { sessionId: null, page };
+    if (new RegExp(`^#/${page}(?:[/?#]|$)`).test(hash)) return { sessionId: null, messageId: null, page };
   }
-  const match = /^#\/sessions\/([^/?#]+)/.exec(hash);
-  return { sessionId: match?.[1] ? decodeURIComponent(match[1]) : null, page: 'chat' };
+  const match = /^#\/sessions\/([^/?#]+)(?:\?m=([^&#]+))?/.exec(hash);
+  return {
+    sessionId: match?.[1] ? decodeURIComponent(match[1]) : null,
+    messageId: match?.[2] ? decodeURIComponent(match[2]) : null,
+    page: 'chat',
+  };
 }
 
-export function sessionHref(sessionId: string): string {
-  return `#/sessions/${encodeURIComponent(sessionId)}`;
+/** A chat's link; with `messageId`, the chat opens scrolled to that message. */
+export function sessionHref(sessionId: string, messageId?: string): string {
+  const base = `#/sessions/${encodeURIComponent(sessionId)}`;
+  return messageId ? `${base}?m=${encodeURIComponent(messageId)}` : base;
 }
 
 /** A reactive route that follows `location.hash`. */
