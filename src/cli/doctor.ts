@@ -6,7 +6,6 @@
 
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import type { Logger } from 'pino';
 import { type Settings, SettingsError } from '../config/settings.js';
 import { capabilitySummary } from '../llm/capabilities.js';
 import { findChromium } from '../machine/browser/find-chromium.js';
@@ -15,7 +14,10 @@ import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import { findOpenscad, findXvfb } from '../machine/system/find-3d-programs.js';
 import { defaultModelCapabilities, NO_TOOLS_ADVICE } from '../server/default-model.js';
 import type { NaviServices } from '../server/services.js';
+import type { SecretMasker } from '../util/secret-masker.js';
 import { vaultOptions } from '../vault/index.js';
+import { checkDataLocation } from './data.js';
+import { DoctorNotes } from './doctor-notes.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 
@@ -29,12 +31,14 @@ export interface CheckResult {
 const HEALTH_TIMEOUT_MS = 10_000;
 const MCP_TIMEOUT_MS = 20_000;
 
-export async function runDoctor(settings: Settings, logger: Logger, out: Writable): Promise<number> {
-  const results: CheckResult[] = [];
+/** `secrets` are masked in what the services log, as in `navi serve`. */
+export async function runDoctor(settings: Settings, out: Writable, secrets?: SecretMasker): Promise<number> {
+  const results: CheckResult[] = [checkDataLocation(settings)];
+  const notes = new DoctorNotes(secrets);
   let services: NaviServices | undefined;
   try {
     const { createServices } = await import('../server/create-services.js');
-    services = await createServices(settings, { logger });
+    services = await createServices(settings, { logger: notes.logger });
     results.push({ name: 'database', level: 'ok', detail: `${settings.DB_PATH} opened, migrations applied` });
   } catch (err) {
     // A setting naming a vault secret that cannot be read stops start-up before the database.
@@ -58,6 +62,7 @@ export async function runDoctor(settings: Settings, logger: Logger, out: Writabl
   if (settings.MCP_SHIPPED_SERVERS) results.push(checkBrowser(settings), ...check3dPrograms(settings));
 
   for (const r of results) out.write(`${mark(r.level)} ${r.name}: ${r.detail}\n`);
+  for (const line of notes.lines()) out.write(`${line}\n`);
   const failed = results.filter((r) => r.level === 'fail').length;
   out.write(failed === 0 ? 'All checks passed.\n' : `${failed} check(s) failed.\n`);
   return failed === 0 ? 0 : 1;
