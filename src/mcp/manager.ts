@@ -115,7 +115,7 @@ export class McpManager {
     return this.enqueue(() => this.apply());
   }
 
-  private enqueue(step: () => Promise<McpReloadReport>): Promise<McpReloadReport> {
+  private enqueue<T>(step: () => Promise<T>): Promise<T> {
     const run = this.queue.catch(() => undefined).then(step);
     this.queue = run;
     return run;
@@ -143,6 +143,33 @@ export class McpManager {
     const status = this.status().find((s) => s.name === entry.config.name);
     if (!status) throw new Error(`MCP server "${name}" disappeared during approval`);
     return status;
+  }
+
+  /**
+   * Stops one server and starts it again with the config it was started with, resetting its
+   * back-off: for a server the person has fixed (or that hangs) without waiting for the next
+   * retry. Resolves after the first connection attempt. A server that is disabled or waits for
+   * approval is not started by this: that takes its config or `approve`.
+   */
+  async restart(name: string): Promise<McpServerStatus> {
+    return this.enqueue(async () => {
+      if (this.closed) throw new Error('Navi is shutting down; MCP servers are not restarted now');
+      const entry = this.find(name);
+      if (!entry)
+        throw new McpUnknownServerError(
+          `no MCP server named "${name}"; known: ${this.names().join(', ') || 'none'}`,
+        );
+      if (needsApproval(entry.config))
+        throw new Error(`MCP server "${entry.config.name}" waits for your approval; approve it to start it`);
+      if (!entry.config.enabled)
+        throw new Error(
+          `MCP server "${entry.config.name}" is disabled in ${entry.config.file}; set "enabled": true there and reload`,
+        );
+      await this.stopEntry(entry);
+      await this.startEntry(entry);
+      this.publishErrors();
+      return this.statusOf(entry);
+    });
   }
 
   /** Per-server state for `mcp_status`, `GET /agents/tools` and `navi doctor`. */

@@ -481,3 +481,79 @@ export interface LlamacppRuntimeStatus {
   log: string[];
   error: string | null;
 }
+
+/** A fact of long-term memory (`GET /memory/facts`, `PATCH /memory/facts/{id}`). */
+export interface MemoryFactRecord {
+  id: number;
+  /** Lower case, `[a-z0-9_]` and other letters or digits, at most 40 characters. */
+  category: string;
+  /** Like `category`, at most 80 characters; unique within its category. */
+  key: string;
+  value: string;
+  /** The session the fact was learnt in, when known. */
+  source_session_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `GET /memory/facts?offset=&limit=&category=`: most recently updated first. */
+export interface MemoryFactPage {
+  facts: MemoryFactRecord[];
+  /** Facts matching the filter, across all pages. */
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** `GET /memory/summary`: the narrative summary of the facts. */
+export interface MemorySummaryView {
+  text: string;
+  updated_at: string | null;
+  /** Facts changed after the summary was written. */
+  stale: boolean;
+}
+
+/** `GET /memory/search?q=&limit=`: facts by words and (with embeddings) by meaning, best first. */
+export interface MemorySearchResults {
+  hits: { fact: MemoryFactRecord; score: number; fts_rank: number | null; vector_rank: number | null }[];
+  /** `hybrid` when vectors took part, `fts` otherwise. */
+  mode: 'hybrid' | 'fts';
+}
+
+/** `GET /agents/tools/errors`: a tool file, context provider or MCP server that failed to load. */
+export interface ToolLoadErrorInfo {
+  /** The file (user tools, context providers) or the MCP server. */
+  origin: string;
+  source: ToolSummary['source'] | 'context_provider';
+  error: string;
+}
+
+/** One MCP server as `GET /agents/mcp` shows it. */
+export interface McpServerInfo {
+  name: string;
+  key: string;
+  /** Its config file. */
+  file: string;
+  transport: 'stdio' | 'http';
+  /** `awaiting_approval`: written by the agent, never started until the person approves `command`. */
+  state: 'disabled' | 'awaiting_approval' | 'connecting' | 'ready' | 'down' | 'stopped';
+  /** The exact launch line (stdio) or URL (http); an approval must send it back unchanged. */
+  command: string;
+  /** Registered tool names (`mcp__<key>__<tool>`). */
+  tools: string[];
+  tool_count: number;
+  last_error: string | null;
+  uptime_ms: number | null;
+  restarts: number;
+  /** Milliseconds until the next restart attempt, when down. */
+  restart_in_ms: number | null;
+  pid: number | null;
+  created_by: 'agent' | 'user';
+  shipped: boolean;
+}
+
+/** `GET /agents/mcp`: every configured server, and config files that were skipped with why. */
+export interface McpStatusView {
+  servers: McpServerInfo[];
+  errors: { file: string; error: string }[];
+}

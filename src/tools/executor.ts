@@ -13,7 +13,7 @@ import type { ToolSpec } from '../llm/types.js';
 import type { AgentEvent } from '../protocol/events.js';
 import { raceAbort } from '../util/race-abort.js';
 import type { SecretMasker } from '../util/secret-masker.js';
-import { type HookDecision, resolveHookAction } from './hooks.js';
+import { confirmationOf, type HookDecision, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
 import { checkPolicy, firstMatch, groupOf } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
@@ -102,6 +102,17 @@ export class ToolExecutor {
     const entry = this.deps.registry.get(name);
     return entry
       ? resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false }, params)
+      : undefined;
+  }
+
+  /**
+   * Whether calls of `name` under `profile` ask the person first (`always`, `per_call`,
+   * `never`; see `confirmationOf`), for the client's tool list. Undefined for an unknown tool.
+   */
+  confirmationFor(name: string, profile: Profile): ReturnType<typeof confirmationOf> | undefined {
+    const entry = this.deps.registry.get(name);
+    return entry
+      ? confirmationOf(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false })
       : undefined;
   }
 

@@ -55,12 +55,42 @@ export function resolveHookAction(
   env: HookEnvironment,
   params?: ToolParams,
 ): HookDecision {
+  const callReason =
+    params && entry.tool.confirmCall ? () => callConfirmReason(entry.tool, params) : undefined;
+  return decide(profile, entry, env, callReason);
+}
+
+/**
+ * When calls of `entry` under `profile` ask the person first: `always` (every call), `per_call`
+ * (the tool's `confirmCall` decides from each call's arguments and the profile lets such a
+ * question stand) or `never`. Derived from `resolveHookAction`'s own rules, so what the client
+ * is shown is what the executor does.
+ */
+export function confirmationOf(
+  profile: HookProfile,
+  entry: RegisteredTool,
+  env: HookEnvironment,
+): 'never' | 'always' | 'per_call' {
+  if (decide(profile, entry, env, undefined).action === 'confirm') return 'always';
+  if (!entry.tool.confirmCall) return 'never';
+  // A call the tool asks about: does the profile let that question through?
+  const asking = decide(profile, entry, env, () => 'the tool asks for approval of this call');
+  return asking.action === 'confirm' ? 'per_call' : 'never';
+}
+
+/** The rules of `resolveHookAction`; `callReason` is the tool's say about one call, when known. */
+function decide(
+  profile: HookProfile,
+  entry: RegisteredTool,
+  env: HookEnvironment,
+  callReason: (() => string | undefined) | undefined,
+): HookDecision {
   const asked = firstMatch(profile.confirm_tools, entry);
   if (asked !== undefined)
     return { action: 'confirm', reason: `the profile asks for approval of "${asked}"` };
   let base = defaultAction(entry.tool, env);
-  if (params && entry.tool.confirmCall && base.action !== 'confirm') {
-    const reason = callConfirmReason(entry.tool, params);
+  if (callReason && base.action !== 'confirm') {
+    const reason = callReason();
     if (reason !== undefined) base = { action: 'confirm', reason };
   }
   const trusted = firstMatch(profile.trusted_tools, entry);

@@ -69,7 +69,11 @@ export function firstMatch(
   return patterns.find((p) => matchesPattern(p, entry.tool.name, group));
 }
 
-export type PolicyDecision = { allowed: true } | { allowed: false; reason: string };
+/**
+ * `reason` is phrased for the LLM; `rule` names the rule that refused, for people ("denied by
+ * \"group:runtime\"", "not in enabled_tools", with the backend when its section decided).
+ */
+export type PolicyDecision = { allowed: true } | { allowed: false; reason: string; rule: string };
 
 /** Whether `profile` may use the tool, and if not, why (phrased for the LLM). */
 export function checkPolicy(profile: PolicyProfile & { id?: string }, entry: RegisteredTool): PolicyDecision {
@@ -80,6 +84,7 @@ export function checkPolicy(profile: PolicyProfile & { id?: string }, entry: Reg
     return {
       allowed: false,
       reason: `Tool "${entry.tool.name}" is denied for ${who} (matches "${denied}").`,
+      rule: `denied by "${denied}"${onBackend}`,
     };
   }
   if (entry.enabledEverywhere === true) return { allowed: true };
@@ -87,5 +92,6 @@ export function checkPolicy(profile: PolicyProfile & { id?: string }, entry: Reg
   return {
     allowed: false,
     reason: `Tool "${entry.tool.name}" is not enabled for ${who}; use only the tools you were offered.`,
+    rule: `not in enabled_tools${onBackend}`,
   };
 }

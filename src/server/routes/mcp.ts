@@ -1,15 +1,18 @@
 /**
  * /agents/mcp: the state of each configured MCP server (what `mcp_status` and `navi doctor`
- * show) and a reload of MCP_SERVERS_DIR without a restart (docs/mcp.md#http-endpoints-and-navi-doctor).
+ * show), a restart of one server, and a reload of MCP_SERVERS_DIR without a restart of Navi
+ * (docs/mcp.md#http-endpoints-and-navi-doctor).
  * A reload never starts an agent-written server the user has not approved.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { McpUnknownServerError } from '../../mcp/manager.js';
 import type { McpConfigError, McpReloadReport, McpServerStatus } from '../../mcp/types.js';
+import type { McpStatusView } from '../../protocol/rest.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
-export interface McpStatusBody {
+// Extends the wire shape so that the compiler holds the manager's status to what clients read.
+export interface McpStatusBody extends McpStatusView {
   servers: McpServerStatus[];
   /** Config files that were skipped, with the reason. */
   errors: McpConfigError[];
@@ -53,6 +56,29 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
       try {
         // approve() reads a config it does not know yet, and only that one.
         return await mcp.approve(request.params.name, request.body.command);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);
+      }
+    },
+  );
+
+  // Not a consent action, like a reload: only a server that already may run is started again.
+  app.post<{ Params: { name: string } }>(
+    '/agents/mcp/servers/:name/restart',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
+          required: ['name'],
+        },
+      },
+    },
+    async (request): Promise<McpServerStatus> => {
+      const mcp = manager();
+      try {
+        return await mcp.restart(request.params.name);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);

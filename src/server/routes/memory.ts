@@ -4,6 +4,12 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { MemoryConflictError, MemoryValidationError } from '../../memory/types.js';
+import type {
+  MemoryFactPage,
+  MemoryFactRecord,
+  MemorySearchResults,
+  MemorySummaryView,
+} from '../../protocol/rest.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
@@ -42,7 +48,7 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
         },
       },
     },
-    async (request) => {
+    async (request): Promise<MemoryFactPage> => {
       const { offset, limit, category } = request.query;
       return memory().store.list({
         ...(offset !== undefined ? { offset: Number(offset) } : {}),
@@ -67,7 +73,7 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
         },
       },
     },
-    async (request) =>
+    async (request): Promise<MemorySearchResults> =>
       memory().search.search(
         request.query.q,
         request.query.limit !== undefined ? { limit: Number(request.query.limit) } : {},
@@ -91,7 +97,7 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
         },
       },
     },
-    async (request) => {
+    async (request): Promise<MemoryFactRecord> => {
       const fact = await memory().store.update(Number(request.params.id), request.body).catch(factError);
       if (!fact) throw new ApiError('FACT_NOT_FOUND');
       return fact;
@@ -108,5 +114,5 @@ export const memoryRoutes: FastifyPluginAsync<ServerContext> = async (app, { ser
     },
   );
 
-  app.get('/memory/summary', async () => memory().store.getSummary());
+  app.get('/memory/summary', async (): Promise<MemorySummaryView> => memory().store.getSummary());
 };
