@@ -34,6 +34,8 @@ import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
 import { pairingRoutes } from './routes/pairing.js';
 import { recallRoutes } from './routes/recalls.js';
+import { searchRoutes } from './routes/search.js';
+import { sessionTransferRoutes } from './routes/session-transfer.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { vaultRoutes } from './routes/vault.js';
 import { RunRegistry } from './run-registry.js';
@@ -133,6 +135,8 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(agentRoutes, context);
   app.register(mcpRoutes, context);
   app.register(sessionRoutes, context);
+  app.register(sessionTransferRoutes, context);
+  app.register(searchRoutes, context);
   app.register(memoryRoutes, context);
   app.register(recallRoutes, context);
   app.register(vaultRoutes, context);

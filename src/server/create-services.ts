@@ -267,6 +267,7 @@ export async function createServices(
     kv: stores.kv,
     files: stores.files,
     consent: stores.consent,
+    search: stores.search,
     profiles,
     tools: registry,
     executor,

@@ -17,7 +17,7 @@ import type { MemoryExtractor } from '../memory/extraction.js';
 import type { HybridMemorySearch } from '../memory/search.js';
 import type { MemoryStore } from '../memory/types.js';
 import type { RecallScheduler } from '../recall/scheduler.js';
-import type { ConsentStore, FileStore, KvStore, SessionStore } from '../store/types.js';
+import type { ConsentStore, FileStore, KvStore, SearchStore, SessionStore } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SecretMasker } from '../util/secret-masker.js';
@@ -32,6 +32,8 @@ export interface NaviServices {
   files: FileStore;
   /** Pairing codes and paired clients: who holds the person's consent. */
   consent: ConsentStore;
+  /** Search across chats: titles and the messages people read (`GET /search`). */
+  search: SearchStore;
   profiles: ProfileRegistry;
   tools: ToolRegistry;
   executor: ToolExecutor;

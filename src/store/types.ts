@@ -4,7 +4,13 @@
  * (docs/architecture.md#storage). Every method is async for that reason, even where SQLite
  * answers synchronously.
  */
-import type { ModelChoice, RecallSummary, SessionMessage, SessionSummary } from '../protocol/rest.js';
+import type {
+  ModelChoice,
+  RecallSummary,
+  SearchHit,
+  SessionMessage,
+  SessionSummary,
+} from '../protocol/rest.js';
 
 export type SessionRecord = SessionSummary;
 export type StoredMessage = SessionMessage;
@@ -73,6 +79,22 @@ export interface SessionStore {
    * `summary` in their place, in one transaction. The display buffer is not touched.
    */
   replaceContextPrefix(sessionId: string, firstKeptId: string | null, summary: StoredMessage): Promise<void>;
+}
+
+/**
+ * Search across chats: session titles and the display messages people read (the user's words
+ * and the answers; not tool output, reasoning or the model's context), kept current as they
+ * change. An engine implements it with whatever full-text index it has.
+ */
+export interface SearchStore {
+  /**
+   * What matches the words of `text`, best first, at most `limit` (clamped to 1…50). `text` is
+   * plain words typed by a person: any characters at all are allowed, none has a meaning of its
+   * own, and the last word also matches as the start of a longer one (typing "deplo" finds
+   * "deployment"). Every word must match. Text with no word in it finds nothing (no error).
+   * A title match weighs more than a match in a message.
+   */
+  search(text: string, limit: number): Promise<SearchHit[]>;
 }
 
 /** Per-session key-value state (scratchpad, todo, …): JSON values. */

@@ -74,6 +74,7 @@ export function scriptedServices(
     kv: stores.kv,
     files: stores.files,
     consent: stores.consent,
+    search: stores.search,
     profiles: ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE),
     tools,
     executor: new ToolExecutor({ registry: tools, settings, logger }),

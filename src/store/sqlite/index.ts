@@ -5,6 +5,7 @@ import { openDatabase } from './database.js';
 import { SqliteFileStore } from './file-store.js';
 import { SqliteKvStore } from './kv-store.js';
 import { SqliteRecallStore } from './recall-store.js';
+import { SqliteSearchStore } from './search-store.js';
 import { SqliteSessionStore } from './session-store.js';
 
 export { normalisePairingCode, SqliteConsentStore } from './consent-store.js';
@@ -14,6 +15,7 @@ export { SqliteKvStore } from './kv-store.js';
 export { type MigrationResult, migrate, SchemaTooNewError, schemaVersion } from './migrate.js';
 export { type Migration, migrations } from './migrations/index.js';
 export { SqliteRecallStore } from './recall-store.js';
+export { SqliteSearchStore } from './search-store.js';
 export { SqliteSessionStore } from './session-store.js';
 
 export interface SqliteStores {
@@ -24,6 +26,7 @@ export interface SqliteStores {
   files: SqliteFileStore;
   consent: SqliteConsentStore;
   recalls: SqliteRecallStore;
+  search: SqliteSearchStore;
   /** Closes the connection; safe to call twice. */
   close(): void;
 }
@@ -38,6 +41,7 @@ export function createSqliteStores(file: string): SqliteStores {
     files: new SqliteFileStore(db),
     consent: new SqliteConsentStore(db),
     recalls: new SqliteRecallStore(db),
+    search: new SqliteSearchStore(db),
     close() {
       if (db.open) db.close();
     },

@@ -8,6 +8,7 @@ import { consentMigration } from './003-consent.js';
 import { typedMessagesMigration } from './004-typed-messages.js';
 import { recallsMigration } from './005-recalls.js';
 import { sessionModelMigration } from './006-session-model.js';
+import { searchMigration } from './007-search.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -19,4 +20,5 @@ export const migrations: readonly Migration[] = [
   typedMessagesMigration,
   recallsMigration,
   sessionModelMigration,
+  searchMigration,
 ];

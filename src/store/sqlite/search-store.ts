@@ -1,0 +1,118 @@
+/**
+ * SearchStore on SQLite: the FTS5 index of migration 007 (session titles and display messages,
+ * kept current by triggers). Ranked by bm25 with a title match weighing more than a match in a
+ * message; snippets come from FTS5 `snippet()` with private-use marker characters, turned here
+ * into plain text and `[start, end)` offsets so nothing downstream ever parses HTML.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { SearchHit, SessionMessage } from '../../protocol/rest.js';
+import { ftsTerm, ftsWords } from '../../util/fts-words.js';
+import type { SearchStore } from '../types.js';
+
+/** Words beyond these add nothing a person meant and only cost time. */
+export const MAX_SEARCH_TERMS = 16;
+export const MAX_SEARCH_LIMIT = 50;
+/**
+ * A one-letter prefix would match a large part of every word in the index; a last word that
+ * short matches only as itself.
+ */
+const MIN_PREFIX_LENGTH = 2;
+/** How many words a snippet shows around the matches. */
+const SNIPPET_TOKENS = 14;
+/** bm25 weights of the columns (title, body): a title hit counts this much more. */
+const TITLE_WEIGHT = 4;
+
+/** The marks snippet() puts around a match: char(57344) and char(57345) in the query. */
+const OPEN = '\uE000';
+const CLOSE = '\uE001';
+
+/**
+ * The FTS5 query for `text`: every word quoted (so nothing in it is syntax) and required, the
+ * last one also as a prefix. Null when `text` holds no word.
+ */
+export function toSearchQuery(text: string): string | null {
+  const words = ftsWords(text, MAX_SEARCH_TERMS);
+  if (words.length === 0) return null;
+  return words
+    .map((w, i) => ftsTerm(w, i === words.length - 1 && [...w].length >= MIN_PREFIX_LENGTH))
+    .join(' ');
+}
+
+/**
+ * A snippet with FTS5 markers → plain text and the offsets of the marked parts (JavaScript string
+ * indices). Runs of white space (line breaks included) become one space, so a snippet reads as
+ * one line.
+ */
+export function parseSnippet(marked: string): { snippet: string; highlights: [number, number][] } {
+  let out = '';
+  const highlights: [number, number][] = [];
+  let start: number | null = null;
+  let space = false;
+  for (const ch of marked) {
+    if (ch === OPEN) {
+      if (space && out !== '') out += ' ';
+      space = false;
+      start = out.length;
+    } else if (ch === CLOSE) {
+      if (start !== null && out.length > start) highlights.push([start, out.length]);
+      start = null;
+    } else if (/\s/u.test(ch)) {
+      space = true;
+    } else {
+      if (space && out !== '') out += ' ';
+      space = false;
+      out += ch;
+    }
+  }
+  return { snippet: out, highlights };
+}
+
+interface MatchRow {
+  docid: number;
+  marked: string;
+}
+
+interface DocRow {
+  session_id: string;
+  session_title: string;
+  message_id: string | null;
+  role: SessionMessage['role'] | null;
+  created_at: string;
+}
+
+export class SqliteSearchStore implements SearchStore {
+  private readonly match: Statement<{ query: string; limit: number }, MatchRow>;
+  private readonly doc: Statement<[number], DocRow>;
+
+  constructor(db: Database) {
+    // ORDER BY rank lets FTS5 sort by the configured bm25 itself and stop at the limit, so
+    // snippet() runs only for the rows returned.
+    this.match = db.prepare(
+      `SELECT rowid AS docid,
+              snippet(search_fts, -1, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS marked
+       FROM search_fts
+       WHERE search_fts MATCH @query AND rank MATCH 'bm25(${TITLE_WEIGHT}.0, 1.0)'
+       ORDER BY rank
+       LIMIT @limit`,
+    );
+    this.doc = db.prepare(
+      `SELECT d.session_id, s.title AS session_title, d.message_id, d.role, d.created_at
+       FROM search_docs d JOIN sessions s ON s.id = d.session_id
+       WHERE d.docid = ?`,
+    );
+  }
+
+  async search(text: string, limit: number): Promise<SearchHit[]> {
+    const query = toSearchQuery(text);
+    if (query === null) return [];
+    const capped = Math.min(MAX_SEARCH_LIMIT, Math.max(1, Math.floor(limit) || 1));
+    const hits: SearchHit[] = [];
+    for (const row of this.match.all({ query, limit: capped })) {
+      const doc = this.doc.get(row.docid);
+      // The triggers keep both tables in step; a row without its document is skipped, not shown.
+      if (!doc) continue;
+      hits.push({ ...doc, ...parseSnippet(row.marked) });
+    }
+    return hits;
+  }
+}
