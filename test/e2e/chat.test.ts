@@ -209,9 +209,10 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
     await openNewSession(env, page);
     env.fake.enqueue({ httpError: { status: 500, body: 'model exploded' } });
     await sendMessage(page, 'Hello?');
-    const error = page.getByTestId('error');
-    await error.waitFor();
-    expect(await error.locator('.error-hint').textContent()).toMatch(/send your message again/);
+    // A failed run is a failed turn in the conversation, with Retry (test/e2e/message-actions.test.ts).
+    const failed = page.getByTestId('failed-turn');
+    await failed.waitFor();
+    expect(await failed.textContent()).toMatch(/send your message again/);
     await waitForIdle(page);
     await page.close();
   });

@@ -1,19 +1,32 @@
 /** What the chat shows: one entry per bubble, card or notice, built from events or history. */
+import type { AttachedFile } from '../../../src/protocol/commands.js';
+import type { ErrorCode } from '../../../src/protocol/error-codes.js';
 import type { NoticeCode, ToolArgs } from '../../../src/protocol/events.js';
 import type { RecallStamp } from '../../../src/protocol/rest.js';
 
-export interface UserEntry {
+/**
+ * The id of the stored message an entry shows (rendered as `data-message-id`). Entries from the
+ * history have it at once; entries built from live events get it when the run has ended and the
+ * client has read the session again (events do not carry message ids).
+ */
+interface Stored {
+  messageId?: string;
+}
+
+export interface UserEntry extends Stored {
   kind: 'user';
   key: string;
   text: string;
   /** Image sources ready for `<img src>` (data: URIs). */
   images: string[];
   files: string[];
+  /** The files as sent (name and path), so an edited message can carry them again. */
+  attachments?: AttachedFile[];
   /** Set on the prompt of a run a recall started: nobody typed it, the agent scheduled it. */
   recall?: RecallStamp;
 }
 
-export interface AssistantEntry {
+export interface AssistantEntry extends Stored {
   kind: 'assistant';
   key: string;
   text: string;
@@ -24,14 +37,14 @@ export interface AssistantEntry {
   unverifiedClaims?: string[];
 }
 
-export interface ThinkingEntry {
+export interface ThinkingEntry extends Stored {
   kind: 'thinking';
   key: string;
   text: string;
   done: boolean;
 }
 
-export interface PlanEntry {
+export interface PlanEntry extends Stored {
   kind: 'plan';
   key: string;
   plan: string;
@@ -40,7 +53,7 @@ export interface PlanEntry {
 export type ToolStatus = 'running' | 'done' | 'failed' | 'cancelled';
 export type ConfirmState = 'pending' | 'sent-approve' | 'sent-deny' | null;
 
-export interface ToolEntry {
+export interface ToolEntry extends Stored {
   kind: 'tool';
   key: string;
   callId: string;
@@ -57,7 +70,7 @@ export interface ToolEntry {
   formSubmitted: Record<string, unknown> | null;
 }
 
-export interface NoticeEntry {
+export interface NoticeEntry extends Stored {
   kind: 'notice';
   key: string;
   text: string;
@@ -65,11 +78,18 @@ export interface NoticeEntry {
   code?: NoticeCode;
 }
 
-export interface ErrorEntry {
+export interface ErrorEntry extends Stored {
   kind: 'error';
   key: string;
   message: string;
   hint: string;
+  code?: ErrorCode;
+  /**
+   * A failed turn: the run ended with this error (stored as a `kind: 'error'` message, so it
+   * comes back after a reload) and Retry runs the message again. Unset on a refusal that ended
+   * no run.
+   */
+  failed?: true;
 }
 
 export type ChatEntry =

@@ -5,6 +5,7 @@
  */
 import type { SessionMessage } from '../../../src/protocol/rest.js';
 import { type ChatEntry, imageSource, newKey, newToolEntry, type ToolEntry } from './entries.js';
+import { failedTurnEntry } from './failed-turn.js';
 
 /** What the `tool_call` event's `metadata` showed for this result, rebuilt from its fields. */
 function resultMetadata(message: SessionMessage): Record<string, unknown> {
@@ -32,23 +33,37 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
       entries.push({
         kind: 'user',
         key: newKey('user'),
+        messageId: message.id,
         text: message.content ?? '',
         images: (message.images ?? []).map(imageSource),
         files: (message.attachments ?? []).map((file) => file.name),
+        ...(message.attachments?.length ? { attachments: message.attachments } : {}),
         ...(message.recall ? { recall: message.recall } : {}),
       });
     } else if (message.role === 'assistant') {
       if (message.thinking) {
-        entries.push({ kind: 'thinking', key: newKey('thinking'), text: message.thinking, done: true });
+        entries.push({
+          kind: 'thinking',
+          key: newKey('thinking'),
+          messageId: message.id,
+          text: message.thinking,
+          done: true,
+        });
       }
       if (message.kind === 'plan') {
-        entries.push({ kind: 'plan', key: newKey('plan'), plan: message.content ?? '' });
+        entries.push({
+          kind: 'plan',
+          key: newKey('plan'),
+          messageId: message.id,
+          plan: message.content ?? '',
+        });
         continue;
       }
       if (message.content && message.content.trim() !== '') {
         entries.push({
           kind: 'assistant',
           key: newKey('answer'),
+          messageId: message.id,
           text: message.content,
           streaming: false,
           interrupted: message.interrupted === true,
@@ -58,6 +73,7 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         entries.push({
           kind: 'assistant',
           key: newKey('answer'),
+          messageId: message.id,
           text: '',
           streaming: false,
           interrupted: true,
@@ -67,6 +83,7 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         const card = newToolEntry(call.id, call.name, call.arguments ?? {}, false);
         // Without a tool message the call never finished (the run was stopped or failed).
         card.status = 'cancelled';
+        card.messageId = message.id;
         cards.set(call.id, card);
         entries.push(card);
       }
@@ -76,13 +93,19 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
         card = newToolEntry(message.tool_call_id ?? newKey('call'), message.name ?? 'tool', {}, false);
         entries.push(card);
       }
+      // The result is the message a search finds for a card; the call's answer keeps its own entry.
+      card.messageId = message.id;
       card.result = message.content ?? '';
       card.metadata = resultMetadata(message);
       card.status = message.success === false ? 'failed' : 'done';
+    } else if (message.role === 'system' && message.kind === 'error') {
+      entries.push(
+        failedTurnEntry(message.error?.message ?? message.content ?? '', message.error?.code, message.id),
+      );
     } else if (message.role === 'system' && message.content) {
       const text =
         message.kind === 'summary' ? 'Earlier messages were summarised for the model.' : message.content;
-      entries.push({ kind: 'notice', key: newKey('notice'), text });
+      entries.push({ kind: 'notice', key: newKey('notice'), messageId: message.id, text });
     }
   }
   return entries;

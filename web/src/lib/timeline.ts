@@ -7,7 +7,6 @@
  */
 
 import { reactive } from 'vue';
-import type { ErrorCode } from '../../../src/protocol/error-codes.js';
 import type { EventOf, ServerEvent } from '../../../src/protocol/events.js';
 import type { RecallStamp } from '../../../src/protocol/rest.js';
 import {
@@ -19,6 +18,8 @@ import {
   type ToolEntry,
   type UserEntry,
 } from './entries.js';
+import { errorHint, failedTurnEntry } from './failed-turn.js';
+import { type PendingRewind, rewind } from './rewind.js';
 
 /** Whether a saved recall prompt is the one of the run `start` begins (one occurrence each). */
 function sameOccurrence(stamp: RecallStamp | undefined, start: EventOf<'stream_start'>): boolean {
@@ -71,28 +72,6 @@ const defaultScheduler: FrameScheduler = (callback) => {
   setTimeout(run, 250);
 };
 
-/** Codes that mean the LLM server itself is missing or misconfigured: `navi doctor` helps. */
-const backendCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'LLM_UNAVAILABLE',
-  'LLM_UNREACHABLE',
-  'LLM_TIMEOUT',
-  'LLM_AUTH',
-  'LLM_MODEL_NOT_FOUND',
-  'LLM_HTTP_ERROR',
-  'LLM_MALFORMED',
-]);
-
-function errorHint(code: ErrorCode | undefined, recoverable: boolean): string {
-  if (recoverable) return 'Nothing was lost: fix what the message says and try again.';
-  if (code !== undefined && backendCodes.has(code)) {
-    return 'The run ended. Check that the LLM server is running (navi doctor tells you what is wrong), then send your message again.';
-  }
-  if (code === 'CONTEXT_OVERFLOW') {
-    return 'The run ended: the conversation no longer fits the model. Start a new session, or use a model with a larger context window.';
-  }
-  return 'The run ended. What was already said is saved: you can send your message again.';
-}
-
 export class Timeline {
   readonly state: TimelineState = reactive({
     entries: [],
@@ -118,6 +97,10 @@ export class Timeline {
   private pendingClaims: string[] | null = null;
   private pending = new Map<ThinkingEntry | AssistantEntry, string>();
   private flushScheduled = false;
+  /** The regenerate or edit this client sent, until its `history_rewound` (or refusal) comes. */
+  private rewindRequest: PendingRewind | null = null;
+  /** A rewind made elsewhere left this view unsure of what the session holds: reload it. */
+  private stale = false;
 
   constructor(private readonly schedule: FrameScheduler = defaultScheduler) {}
 
@@ -131,10 +114,24 @@ export class Timeline {
     this.answer = null;
     this.runAnswer = null;
     this.pendingClaims = null;
+    this.rewindRequest = null;
+    this.stale = false;
     this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
     this.state.running = false;
     this.state.runId = null;
     this.state.recallId = null;
+  }
+
+  /** This client sent a regenerate or an edit: its `history_rewound` is expected. */
+  expectRewind(request: PendingRewind | null): void {
+    this.rewindRequest = request;
+  }
+
+  /** True once if a rewind made elsewhere means the view should be read again from the server. */
+  takeStale(): boolean {
+    const stale = this.stale;
+    this.stale = false;
+    return stale;
   }
 
   /** Adds an entry created by this client (the user's own message). */
@@ -363,7 +360,17 @@ export class Timeline {
         }
         this.closeAnswer(true);
         this.push({ kind: 'notice', key: newKey('notice'), text: 'Stopped. The partial answer was saved.' });
+        if (event.context_tokens !== undefined) this.state.contextTokens = event.context_tokens;
+        if (event.max_context_tokens) this.state.maxContextTokens = event.max_context_tokens;
         this.endRun();
+        break;
+      }
+      case 'history_rewound': {
+        this.flush();
+        const request = this.rewindRequest;
+        this.rewindRequest = null;
+        if (rewind(this.state.entries, event, request)) this.stale = true;
+        if (request?.kind === 'edit') this.push(request.replacement);
         break;
       }
       case 'context_compressed':
@@ -396,12 +403,19 @@ export class Timeline {
         break;
       case 'error': {
         this.flush();
-        this.push({
-          kind: 'error',
-          key: newKey('error'),
-          message: event.message,
-          hint: errorHint(event.code, event.recoverable),
-        });
+        // A run that ended with this error is a failed turn (stored, with Retry); a refusal is not.
+        if (!event.recoverable && event.run_id !== undefined) {
+          this.push(failedTurnEntry(event.message, event.code));
+        } else {
+          if (event.run_id === undefined) this.rewindRequest = null;
+          this.push({
+            kind: 'error',
+            key: newKey('error'),
+            message: event.message,
+            hint: errorHint(event.code, event.recoverable),
+            ...(event.code !== undefined ? { code: event.code } : {}),
+          });
+        }
         if (!event.recoverable && (event.run_id === undefined || event.run_id === this.state.runId)) {
           this.closeThinking();
           this.closeAnswer(true);
