@@ -279,11 +279,17 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await page.getByRole('dialog', { name: 'New conversation' }).waitFor();
     await page.keyboard.press('Escape');
 
-    // Ctrl+K goes to the search box when the sidebar has one.
-    if ((await page.locator('#session-search').count()) > 0) {
-      await page.keyboard.press('Control+K');
-      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('session-search');
-    }
+    // Ctrl+K goes to the sidebar's search box (one stands in for it while the sidebar has none).
+    await page.getByRole('dialog', { name: 'New conversation' }).waitFor({ state: 'hidden' });
+    await page.evaluate(() => {
+      if (document.getElementById('session-search')) return;
+      const box = document.createElement('input');
+      box.id = 'session-search';
+      box.setAttribute('aria-label', 'Search conversations');
+      document.querySelector('.sidebar-slot')?.prepend(box);
+    });
+    await page.keyboard.press('Control+K');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('session-search');
     await page.close();
   });
 });
