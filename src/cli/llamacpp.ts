@@ -24,7 +24,7 @@ Commands:
   help             this text
 
 The runtime goes to ${dir} (LLAMACPP_RUNTIME_DIR). Then download a model
-(\`navi model pull <name>\`) and set DEFAULT_LLM_BACKEND=llamacpp.`;
+(navi model pull <name>) and set DEFAULT_LLM_BACKEND=llamacpp.`;
 }
 
 export interface CliIo {
@@ -63,7 +63,7 @@ export async function runLlamacpp(
       say(llamacppUsage(dir));
       return 0;
     case 'status':
-      if (rest.length > 0) return usageError('`navi llamacpp status` takes no arguments');
+      if (rest.length > 0) return usageError('navi llamacpp status takes no arguments');
       return status(settings, say);
     case 'install': {
       const unknown = rest.filter((a) => a !== '--gpu');
@@ -72,7 +72,7 @@ export async function runLlamacpp(
       return install(dir, rest.includes('--gpu'), io, deps);
     }
     default:
-      return usageError(`unknown command ${JSON.stringify(command)}; run \`navi llamacpp help\``);
+      return usageError(`unknown command ${JSON.stringify(command)}; run navi llamacpp help`);
   }
 }
 
@@ -82,10 +82,10 @@ async function status(settings: Settings, say: (line: string) => void): Promise<
   const model = defaultModelName(settings.LLAMACPP_MODEL_PATH, settings.NAVI_MODELS_DIR);
   const modelLine = model
     ? `Model: ${model} (${settings.LLAMACPP_MODEL_PATH ? 'LLAMACPP_MODEL_PATH' : `the first in ${settings.NAVI_MODELS_DIR}`}).`
-    : `Model: none yet in ${settings.NAVI_MODELS_DIR}; \`navi model pull <name>\` downloads one (\`navi model list\`).`;
+    : `Model: none yet in ${settings.NAVI_MODELS_DIR}; navi model pull <name> downloads one (navi model list).`;
   if (!entry) {
     say(`The llama.cpp runtime is not installed in ${dir} (LLAMACPP_RUNTIME_DIR).`);
-    say('Install it with `navi llamacpp install` (about 85 MB).');
+    say('Install it with navi llamacpp install (about 85 MB).');
     say(modelLine);
     return 1;
   }
@@ -119,7 +119,7 @@ async function install(dir: string, gpu: boolean, io: CliIo, deps: LlamacppCliDe
     say(
       `Installed ${RUNTIME_PACKAGE} ${result.version} in ${dir} (${megabytes(await folderBytes(dir))}, ${seconds} s).`,
     );
-    say('Next: `navi model pull <name>` for a model (`navi model list`), and DEFAULT_LLM_BACKEND=llamacpp.');
+    say('Next: navi model pull <name> for a model (navi model list), and DEFAULT_LLM_BACKEND=llamacpp.');
     return 0;
   } catch (err) {
     // npm's failures and the file system's (a folder Navi may not write) alike.

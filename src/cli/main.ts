@@ -133,12 +133,9 @@ async function serve(
   const port = address && typeof address === 'object' ? address.port : settings.NAVI_PORT;
   logger.info(`Navi is serving on http://${settings.NAVI_HOST}:${port}`);
   await announcePairing(services, settings, port, logger);
-  // In the background: a slow LLM server must not hold up serving.
-  const { logDefaultModel } = await import('../server/default-model.js');
-  void logDefaultModel(services, logger);
-  // Not awaited: start-up never waits for a backend; the advice comes once the check is done.
-  const { adviseWhenNoModel } = await import('../server/first-run.js');
-  void adviseWhenNoModel(services, `http://${settings.NAVI_HOST}:${port}`, logger);
+  // Not awaited: a slow LLM server must not hold up serving; the LLM line comes once it answered.
+  const { logLlmAtStart } = await import('../server/first-run.js');
+  void logLlmAtStart(services, `http://${settings.NAVI_HOST}:${port}`, logger);
   // Keep running until a signal ends the process.
   await new Promise<never>(() => {});
   return 0;
@@ -158,9 +155,9 @@ async function announcePairing(
   try {
     const { newPairingInstruction } = await import('./pair.js');
     logger.info(
-      `${await newPairingInstruction(services.consent, settings.NAVI_HOST, port)} (run \`navi pair\` for a new link)`,
+      `${await newPairingInstruction(services.consent, settings.NAVI_HOST, port)} (run npx navi pair for a new link)`,
     );
   } catch (err) {
-    logger.error({ err }, 'could not create a pairing code; run `navi pair` to try again');
+    logger.error({ err }, 'could not create a pairing code; run npx navi pair to try again');
   }
 }

@@ -19,7 +19,7 @@ export function modelUsage(dir: string): string {
 
 Commands:
   pull <model> [--sha256 <hex>]
-               download a model: a recommended model's name (see \`navi model list\`),
+               download a model: a recommended model's name (see navi model list),
                hf:org/repo/file.gguf (a file on Hugging Face) or an https:// URL of a .gguf
                file. --sha256 gives the checksum the file must have. A download that was
                stopped or cut resumes where it stopped.
@@ -70,19 +70,19 @@ export async function runModel(
         return await pull(settings, rest, io, deps);
       case 'list':
       case 'ls':
-        if (rest.length > 0) throw new UsageError('`navi model list` takes no arguments');
+        if (rest.length > 0) throw new UsageError('navi model list takes no arguments');
         await list(store, say);
         return 0;
       case 'rm':
       case 'remove': {
         if (rest.length !== 1 || (rest[0] as string).startsWith('-'))
-          throw new UsageError('`navi model rm` takes one model name (see `navi model list`)');
+          throw new UsageError('navi model rm takes one model name (see navi model list)');
         const name = await store.remove(rest[0] as string);
         say(`Removed ${name} from ${dir}.`);
         return 0;
       }
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; run \`navi model help\``);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; run navi model help`);
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -107,16 +107,16 @@ function parsePull(args: string[]): { source: string; sha256?: string } {
     } else if (arg.startsWith('--sha256=')) {
       sha256 = arg.slice('--sha256='.length);
     } else if (arg.startsWith('-')) {
-      throw new UsageError(`unknown option ${JSON.stringify(arg)}; \`navi model pull\` knows --sha256 only`);
+      throw new UsageError(`unknown option ${JSON.stringify(arg)}; navi model pull knows --sha256 only`);
     } else if (source === undefined) {
       source = arg;
     } else {
-      throw new UsageError('`navi model pull` takes one model; pull them one after the other');
+      throw new UsageError('navi model pull takes one model; pull them one after the other');
     }
   }
   if (source === undefined)
     throw new UsageError(
-      'name the model to pull: a recommended model (`navi model list`), hf:org/repo/file.gguf or an https:// URL',
+      'name the model to pull: a recommended model (navi model list), hf:org/repo/file.gguf or an https:// URL',
     );
   return { source, ...(sha256 !== undefined ? { sha256 } : {}) };
 }
@@ -152,7 +152,7 @@ async function pull(settings: Settings, args: string[], io: CliIo, deps: ModelCl
     if (result.alreadyPresent) {
       say(
         `${resolved.fileName} is in ${dir} already (${megabytes(result.bytes)}); nothing to do. ` +
-          `\`navi model rm ${resolved.fileName}\` removes it.`,
+          `navi model rm ${resolved.fileName} removes it.`,
       );
       return 0;
     }
@@ -238,7 +238,7 @@ async function list(store: ModelStore, say: (line: string) => void): Promise<voi
   const partials = await store.partials();
   say(`Models in ${store.dir}:`);
   if (installed.length === 0)
-    say(`  none yet: \`navi model pull ${CATALOG[0]?.alias}\` downloads the first recommended one`);
+    say(`  none yet: navi model pull ${CATALOG[0]?.alias} downloads the first recommended one`);
   for (const model of installed)
     say(`  ${model.name}  ${size(model.size_bytes)}${model.alias ? `  (${model.alias})` : ''}`);
   if (partials.length > 0) {

@@ -58,7 +58,7 @@ export async function runPair(
   try {
     if (args.includes('--unpair-all')) {
       const count = await new SqliteConsentStore(db).unpairAll();
-      out.write(`Forgot ${count} paired browser${count === 1 ? '' : 's'}; pair again with \`navi pair\`.\n`);
+      out.write(`Forgot ${count} paired browser${count === 1 ? '' : 's'}; pair again with navi pair.\n`);
       return 0;
     }
     const line = await newPairingInstruction(

@@ -44,12 +44,12 @@ export async function runVault(
     const options = vaultOptions(settings);
     const noArgs = () => {
       if (rest.length > 0)
-        throw new UsageError(`\`navi vault ${command}\` takes no arguments; run \`navi vault help\``);
+        throw new UsageError(`navi vault ${command} takes no arguments; run navi vault help`);
     };
     const fileArg = () => {
       if (rest.length !== 1 || rest[0]?.startsWith('-'))
         throw new UsageError(
-          `\`navi vault ${command}\` takes one file name and nothing else (the passphrase comes from GNEXUS_BACKUP_PASSPHRASE or a prompt)`,
+          `navi vault ${command} takes one file name and nothing else (the passphrase comes from GNEXUS_BACKUP_PASSPHRASE or a prompt)`,
         );
       return rest[0] as string;
     };
@@ -103,7 +103,7 @@ export async function runVault(
         return 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}"; run \`navi vault help\``);
+        throw new UsageError(`unknown command "${command}"; run navi vault help`);
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

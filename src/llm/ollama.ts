@@ -85,10 +85,10 @@ export class OllamaBackend implements LlmBackend {
       baseUrl: options.baseUrl,
       hints: {
         unreachable:
-          'Start Ollama (`ollama serve`), or set OLLAMA_HOST / DEFAULT_LLM_BACKEND=openai with OPENAI_BASE_URL.',
+          'Start Ollama (run ollama serve), or set OLLAMA_HOST / DEFAULT_LLM_BACKEND=openai with OPENAI_BASE_URL.',
         auth: 'A proxy in front of Ollama wants credentials; check OLLAMA_HOST.',
         modelNotFound: (model) =>
-          `Run \`ollama pull ${model}\`, or set OLLAMA_DEFAULT_MODEL to a model it has (\`ollama list\`).`,
+          `Run ollama pull ${model}, or set OLLAMA_DEFAULT_MODEL to a model it has (ollama list shows them).`,
         notFound: 'Check that OLLAMA_HOST points at an Ollama server (no /v1 or /api suffix).',
         contextOverflow: 'Start a new session, let the context be compressed, or raise OLLAMA_NUM_CTX.',
       },
@@ -278,7 +278,7 @@ export class OllamaBackend implements LlmBackend {
         return { ok: true, detail: `${prefix}: model ${wanted} is available`, models: [...new Set(names)] };
       return {
         ok: false,
-        detail: `${prefix} is running, but model ${wanted} is not pulled: run \`ollama pull ${wanted}\` or set OLLAMA_DEFAULT_MODEL (it has: ${names.slice(0, 8).join(', ') || 'no models'})`,
+        detail: `${prefix} is running, but model ${wanted} is not pulled: run ollama pull ${wanted} or set OLLAMA_DEFAULT_MODEL (it has: ${names.slice(0, 8).join(', ') || 'no models'})`,
         models: [...new Set(names)],
       };
     } catch (error) {

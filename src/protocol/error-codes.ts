@@ -22,7 +22,7 @@ export const errorTable = {
   PAIRING_CODE_INVALID: {
     status: 400,
     message:
-      'That pairing code is not valid; run `navi pair` on the machine Navi runs on and open the link it prints',
+      'That pairing code is not valid; run npx navi pair on the machine Navi runs on and open the link it prints',
   },
   UNAUTHORIZED: { status: 401, message: 'A valid API token is required' },
   TOKEN_WRONG: {
@@ -43,7 +43,7 @@ export const errorTable = {
   CONSENT_REQUIRED: {
     status: 403,
     message:
-      'Only your own client may approve what the agent does, or change which model Navi uses and what it downloads: this one is not paired. Run `navi pair` on the machine Navi runs on and open the link it prints in this browser (or send the API token)',
+      'Only your own client may approve what the agent does, or change which model Navi uses and what it downloads: this one is not paired. Run npx navi pair on the machine Navi runs on and open the link it prints in this browser (or send the API token)',
   },
   NOT_FOUND: { status: 404, message: 'Not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'There is no session with that id' },
@@ -92,18 +92,18 @@ export const errorTable = {
   FORM_ALREADY_SUBMITTED: { status: 409, message: 'That form was already submitted' },
   PAIRING_CODE_USED: {
     status: 409,
-    message: 'That pairing code has already been used; run `navi pair` for a new one',
+    message: 'That pairing code has already been used; run npx navi pair for a new one',
   },
   PAIRING_CODE_EXPIRED: {
     status: 410,
-    message: 'That pairing code has expired; run `navi pair` for a new one',
+    message: 'That pairing code has expired; run npx navi pair for a new one',
   },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   FILE_TOO_LARGE: { status: 413, message: 'The file is larger than the upload limit' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'This content type is not accepted here' },
   PAIRING_RATE_LIMITED: {
     status: 429,
-    message: 'Too many wrong pairing codes; wait a minute, then use a fresh code from `navi pair`',
+    message: 'Too many wrong pairing codes; wait a minute, then use a fresh code from npx navi pair',
   },
   INTERNAL: { status: 500, message: 'Something went wrong inside the server; it has been logged' },
   RUN_FAILED: { status: 502, message: 'The agent run failed' },

@@ -1,11 +1,10 @@
 /**
- * What the default profile's model can do: `navi serve` logs it once it listens, `navi doctor`
- * prints it. Asked in the background at start-up rather than inside `createServices`, so a slow
- * or absent LLM server never holds up serving, and a Navi built for a test sends its LLM server
- * only the requests the test makes.
+ * The default profile's backend and model, and what that model can do: `navi serve` logs it
+ * once it listens (first-run.ts), `navi doctor` prints it. Asked in the background at start-up
+ * rather than inside `createServices`, so a slow or absent LLM server never holds up serving,
+ * and a Navi built for a test sends its LLM server only the requests the test makes.
  */
-import type { Logger } from 'pino';
-import { CapabilityCache, describeCapabilities } from '../llm/capabilities.js';
+import { CapabilityCache } from '../llm/capabilities.js';
 import { resolveModel } from '../llm/model-choice.js';
 import type { LlmBackend, ModelCapabilities } from '../llm/types.js';
 import type { NaviServices } from './services.js';
@@ -17,40 +16,42 @@ export interface DefaultModelCapabilities {
   capabilities: ModelCapabilities;
 }
 
+/** The default profile's backend and model, or why there is none (a backend not configured). */
+export function defaultModelChoice(
+  services: Pick<NaviServices, 'profiles' | 'llm' | 'backendFor'>,
+): { backend: LlmBackend; model: string } | { backendId: string; model: string; problem: string } {
+  const profile = services.profiles.getDefault();
+  try {
+    if (services.llm) return resolveModel(services.llm.backends, profile);
+    const backend = services.backendFor(profile.id);
+    return { backend, model: profile.model ?? backend.defaultModel };
+  } catch (err) {
+    return {
+      backendId: profile.llm_backend ?? 'default',
+      model: profile.model ?? '(none)',
+      problem: (err as Error).message,
+    };
+  }
+}
+
 /** Never rejects: a backend that cannot be built or asked gives a `source` saying why. */
 export async function defaultModelCapabilities(
   services: Pick<NaviServices, 'profiles' | 'llm' | 'capabilities' | 'backendFor'>,
   signal?: AbortSignal,
 ): Promise<DefaultModelCapabilities> {
-  const profile = services.profiles.getDefault();
-  let backend: LlmBackend;
-  let model: string;
-  try {
-    if (services.llm) ({ backend, model } = resolveModel(services.llm.backends, profile));
-    else {
-      backend = services.backendFor(profile.id);
-      model = profile.model ?? backend.defaultModel;
-    }
-  } catch (err) {
+  const choice = defaultModelChoice(services);
+  if ('problem' in choice)
     return {
-      backend: profile.llm_backend ?? 'default',
-      model: profile.model ?? '(none)',
-      capabilities: { source: `not asked: ${(err as Error).message}` },
+      backend: choice.backendId,
+      model: choice.model,
+      capabilities: { source: `not asked: ${choice.problem}` },
     };
-  }
   const cache = services.capabilities ?? new CapabilityCache();
-  return { backend: backend.id, model, capabilities: await cache.get(backend, model, signal) };
-}
-
-/** Logs the default model's capabilities, warning when it cannot call tools. */
-export async function logDefaultModel(
-  services: Pick<NaviServices, 'profiles' | 'llm' | 'capabilities' | 'backendFor'>,
-  logger: Logger,
-): Promise<void> {
-  const { backend, model, capabilities } = await defaultModelCapabilities(services);
-  const line = describeCapabilities(model, capabilities);
-  if (capabilities.tools === false) logger.warn({ backend }, `${line}; ${NO_TOOLS_ADVICE}`);
-  else logger.info({ backend }, line);
+  return {
+    backend: choice.backend.id,
+    model: choice.model,
+    capabilities: await cache.get(choice.backend, choice.model, signal),
+  };
 }
 
 /** What to do about a default model that cannot call tools. */

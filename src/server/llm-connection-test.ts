@@ -89,7 +89,7 @@ async function testOllama(
       result,
       base,
       timeoutMs,
-      'Start Ollama (`ollama serve`), or check the address and port.',
+      'Start Ollama (run ollama serve), or check the address and port.',
     );
   }
   const models = ollamaModelNames(result.value);
@@ -99,12 +99,7 @@ async function testOllama(
       `${url} did not answer with Ollama's model list; check that ${base} is an Ollama server.`,
     );
   }
-  return findModel(
-    models,
-    model,
-    base,
-    (m) => `run \`ollama pull ${m}\` on that machine, or choose one it has`,
-  );
+  return findModel(models, model, base, (m) => `run ollama pull ${m} on that machine, or choose one it has`);
 }
 
 async function testOpenAi(

@@ -113,7 +113,7 @@ export function exportVault(
 function notBackup(file: string, why: string): VaultError {
   return new VaultError(
     'invalid',
-    `${file} is not a Navi vault backup (${why}); give the file \`navi vault export\` wrote`,
+    `${file} is not a Navi vault backup (${why}); give the file that npx navi vault export wrote`,
   );
 }
 

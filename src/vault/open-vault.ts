@@ -67,7 +67,7 @@ export function unlockVault(options: VaultOptions): Unlock {
       howToUnlock: reason.includes('newer Navi')
         ? 'update Navi to the version that wrote the vault, then restart Navi'
         : 'check that GNEXUS_VAULT_PATH names a SQLite file Navi can read and write; if the file is damaged, ' +
-          'move it (with its -wal and -shm files) aside and restore a backup with `navi vault import`, then restart Navi',
+          'move it (with its -wal and -shm files) aside and restore a backup with npx navi vault import, then restart Navi',
     };
   }
   try {

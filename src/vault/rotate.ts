@@ -49,7 +49,7 @@ export function rotateVaultKey(
       throw new VaultError(
         'invalid',
         "the vault's key comes from GNEXUS_MASTER_KEY, so Navi cannot choose a new one for you: " +
-          'put the new key in GNEXUS_NEW_MASTER_KEY and run `navi vault rotate-key` again',
+          'put the new key in GNEXUS_NEW_MASTER_KEY and run npx navi vault rotate-key again',
       );
     const key = next === '' ? newMasterKey() : next;
     if (key === unlocked.masterKey)
@@ -65,7 +65,7 @@ export function rotateVaultKey(
       if (db.meta(DATA_KEY) !== unlocked.wrappedText)
         throw new VaultError(
           'conflict',
-          'the vault key was changed by another process while rotating; run `navi vault rotate-key` again',
+          'the vault key was changed by another process while rotating; run npx navi vault rotate-key again',
         );
       if (source === 'file') writeKeyFileAtomically(pending, key);
       db.setMeta(DATA_KEY, wrapped);

@@ -277,7 +277,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: first 
     const settingsBefore = readFileSync(ownedSettingsPath(dataDir), 'utf8');
     const downloadsBefore = (await getJson<LocalModelsView>(`${env.navi.url}/llm/local`)).downloads;
     const pairHint = 'This browser is not paired with Navi';
-    const how = 'run `navi pair` on the machine Navi runs on and open the link it prints in this browser';
+    const how = 'run npx navi pair on the machine Navi runs on and open the link it prints in this browser';
     const page = await env.newPage();
     await page.goto(`${env.navi.url}/#/setup`);
     await page.getByTestId('setup-screen').waitFor();

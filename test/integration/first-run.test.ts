@@ -1,6 +1,7 @@
 /**
- * The first run from a terminal: `navi serve` as a real process with no model reachable starts
- * anyway and logs one message with the ways forward; with a model reachable it logs none.
+ * The LLM line of `navi serve`, run as a real process: with no model reachable it starts anyway
+ * and logs one line saying which backend and model did not answer and why, with the ways
+ * forward; with a model reachable the one line says it is ready.
  */
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -78,30 +79,39 @@ afterEach(async () => {
 });
 
 describe('navi serve on a first run', () => {
-  it('with no model reachable, serves anyway and logs one message with the three ways forward', async () => {
+  it('with no model reachable, serves anyway and logs one line saying why, with the three ways forward', async () => {
     const nowhere = await closedPortUrl();
     const started = await serve(nowhere);
     child = started.child;
-    const advice = await waitForLine(started.lines, (l) => l.msg.includes('No language model is ready'));
+    const advice = await waitForLine(started.lines, (l) => l.msg.startsWith('LLM: '));
     expect(advice.level).toBe(WARN);
-    expect(advice.msg).toContain(nowhere);
-    expect(advice.msg).toContain('ollama pull test-model');
-    expect(advice.msg).toMatch(/OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL/);
-    expect(advice.msg).toContain(`navi llamacpp install\`, then \`navi model pull ${CATALOG[0]?.alias}\``);
-    expect(advice.msg).toContain(`Or open ${started.url} in a browser`);
-    expect(started.lines().filter((l) => l.msg.includes('No language model is ready'))).toHaveLength(1);
+    const [first = '', ...rest] = advice.msg.split('\n');
+    expect(first).toMatch(/^LLM: ollama test-model — not ready: Cannot reach the Ollama server at /);
+    expect(first).toContain(nowhere);
+    expect(first).toMatch(/Run npx navi doctor to check every part of Navi\.$/);
+    const ways = rest.join('\n');
+    expect(ways).toContain('No language model is ready');
+    expect(ways).toContain('ollama pull test-model');
+    expect(ways).toMatch(/OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL/);
+    expect(ways).toContain(`npx navi llamacpp install, then npx navi model pull ${CATALOG[0]?.alias}`);
+    expect(ways).toContain(`Or open ${started.url} in a browser`);
+    // Plain text a person reads in a terminal: commands are not wrapped in backticks.
+    expect(advice.msg).not.toContain('`');
+    expect(started.lines().filter((l) => l.msg.startsWith('LLM: '))).toHaveLength(1);
     // It is serving: the setup screen's status says what is missing.
     const status = (await (await fetch(`${started.url}/llm/status`)).json()) as { needs_setup: boolean };
     expect(status.needs_setup).toBe(true);
   });
 
-  it('with a model reachable, logs no such message', async () => {
+  it('with a model reachable, logs one line saying it is ready, and no first-run advice', async () => {
     fake = await startFakeLlm();
     const started = await serve(fake.ollamaUrl);
     child = started.child;
-    await waitForLine(started.lines, (l) =>
-      l.msg.includes('first-run check: the default LLM backend is ready'),
+    const line = await waitForLine(started.lines, (l) => l.msg.startsWith('LLM: '));
+    expect(line.msg).toMatch(
+      /^LLM: ollama test-model — ready \(ollama at http:\/\/127\.0\.0\.1:\d+: model test-model is available\); /,
     );
     expect(started.lines().some((l) => l.msg.includes('No language model is ready'))).toBe(false);
+    expect(started.lines().filter((l) => l.msg.startsWith('LLM: '))).toHaveLength(1);
   });
 });

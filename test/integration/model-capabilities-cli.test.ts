@@ -82,11 +82,13 @@ describe('the default model in navi doctor and navi serve', () => {
       child.stdout?.on('data', (d: Buffer) => {
         output += d.toString();
       });
-      const wanted = 'model test-model: tools no, thinking no, vision yes, context 8192 (ollama /api/show)';
+      const wanted = 'ready (ollama at http://127.0.0.1:';
+      const caps = 'tools no, thinking no, vision yes, context 8192 (ollama /api/show)';
       const deadline = Date.now() + 20_000;
-      while (!output.includes(wanted) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const line = output.split('\n').find((l) => l.includes(wanted));
+      while (!output.includes(caps) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const line = output.split('\n').find((l) => l.includes(caps));
       expect(line, output).toBeDefined();
+      expect(line).toContain(`"msg":"LLM: ollama test-model — ${wanted}`);
       expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, backend: 'ollama' });
       expect(line).toContain('it cannot call tools');
       expect(fake.requests.filter((r) => r.kind === 'show').map((r) => r.body.model)).toEqual(['test-model']);

@@ -267,7 +267,7 @@ describe('POST /llm/test', () => {
   it('fails at model for a model the server does not have, listing the ones it has', async () => {
     const result = await test({ backend: 'ollama', base_url: ollama.ollamaUrl, model: 'llama3.2:3b' });
     expect(result).toMatchObject({ ok: false, step: 'model', models: ['test-model', 'qwen3:4b'] });
-    expect(result.message).toContain('`ollama pull llama3.2:3b`');
+    expect(result.message).toContain('run ollama pull llama3.2:3b on that machine');
     expect(result.message).toContain('it has: test-model, qwen3:4b');
   });
 

@@ -168,7 +168,7 @@ export class LlamacppBackend implements LlmBackend {
     if (!version) {
       return {
         ok: false,
-        detail: `${prefix}: the runtime is not installed in ${this.options.runtime.dir} (LLAMACPP_RUNTIME_DIR); run \`navi llamacpp install\``,
+        detail: `${prefix}: the runtime is not installed in ${this.options.runtime.dir} (LLAMACPP_RUNTIME_DIR); run npx navi llamacpp install`,
       };
     }
     let path: string;
@@ -353,7 +353,7 @@ function failureOf(err: unknown): LlmFailure {
   if (err instanceof GgufError)
     return {
       code: 'unsupported',
-      message: `${message}. Download the model again (\`navi model pull\`), or choose another.`,
+      message: `${message}. Download the model again (npx navi model pull), or choose another.`,
     };
   if (/too long|context size|exceeds/i.test(message))
     return {

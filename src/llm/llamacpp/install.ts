@@ -91,7 +91,7 @@ export async function installRuntime(dir: string, options: InstallOptions = {}):
   if (!platform && !gpu) {
     throw new RuntimeInstallError(
       `node-llama-cpp has no prebuilt CPU binaries for ${options.platform ?? process.platform}-${options.arch ?? process.arch}; ` +
-        'try the full install (`navi llamacpp install --gpu`), which takes every binary it offers.',
+        'try the full install (npx navi llamacpp install --gpu), which takes every binary it offers.',
     );
   }
   const parent = dirname(dir);
@@ -100,7 +100,7 @@ export async function installRuntime(dir: string, options: InstallOptions = {}):
   try {
     await writeFile(
       join(staging, 'package.json'),
-      `${JSON.stringify({ name: 'navi-llamacpp-runtime', private: true, description: 'Installed by `navi llamacpp install`' }, null, 2)}\n`,
+      `${JSON.stringify({ name: 'navi-llamacpp-runtime', private: true, description: 'Installed by npx navi llamacpp install' }, null, 2)}\n`,
     );
     const output = await runNpm(npmInstallArgs(staging, gpu, platform), staging, options);
     const entry = runtimeEntry(staging);

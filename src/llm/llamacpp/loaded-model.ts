@@ -36,7 +36,7 @@ export async function loadModel(path: string, options: LoadOptions): Promise<Loa
       code: 'unsupported',
       message:
         `The llama.cpp runtime in ${options.runtime.dir} could not start (${(err as Error).message}). ` +
-        'Reinstall it with `navi llamacpp install`, or set LLAMACPP_GPU=off if a GPU is the trouble.',
+        'Reinstall it with npx navi llamacpp install, or set LLAMACPP_GPU=off if a GPU is the trouble.',
     });
   });
   let model: LlamaModel;
@@ -47,7 +47,7 @@ export async function loadModel(path: string, options: LoadOptions): Promise<Loa
       code: 'unsupported',
       message:
         `llama.cpp could not load the model file ${path} (${(err as Error).message}). ` +
-        'The file may be damaged, or of an architecture this runtime does not know: download it again with `navi model pull`, or choose another model.',
+        'The file may be damaged, or of an architecture this runtime does not know: download it again with npx navi model pull, or choose another model.',
     });
   }
   const max = Math.max(1, Math.min(options.numCtx, model.trainContextSize || options.numCtx));

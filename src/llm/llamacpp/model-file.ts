@@ -52,18 +52,18 @@ export function resolveModelFile(name: string, modelsDir: string, allowPath = tr
     if (first) return join(modelsDir, first);
     throw new ModelFileError(
       `No model file: the models folder ${modelsDir} (NAVI_MODELS_DIR) has no .gguf file and LLAMACPP_MODEL_PATH is not set. ` +
-        `Download one with \`navi model pull ${suggested}\` (\`navi model list\` shows the recommended ones), or set LLAMACPP_MODEL_PATH to a .gguf file.`,
+        `Download one with npx navi model pull ${suggested} (npx navi model list shows the recommended ones), or set LLAMACPP_MODEL_PATH to a .gguf file.`,
     );
   }
   if (isPathLike(wanted)) {
     if (!allowPath)
       throw new ModelFileError(
-        `The llamacpp model ${JSON.stringify(wanted.slice(0, 80))} is a path; a model chosen for a session or a call must be a file of the models folder ${modelsDir}: give its file name (\`navi model list\`).`,
+        `The llamacpp model ${JSON.stringify(wanted.slice(0, 80))} is a path; a model chosen for a session or a call must be a file of the models folder ${modelsDir}: give its file name (npx navi model list).`,
       );
     const path = resolve(wanted.startsWith('~') ? join(homedir(), wanted.slice(1)) : wanted);
     if (isFile(path)) return path;
     throw new ModelFileError(
-      `The model file ${path} does not exist. Check LLAMACPP_MODEL_PATH (or the model chosen), or download a model with \`navi model pull ${suggested}\`.`,
+      `The model file ${path} does not exist. Check LLAMACPP_MODEL_PATH (or the model chosen), or download a model with npx navi model pull ${suggested}.`,
     );
   }
   const fileName = catalogByAlias(wanted)?.fileName ?? wanted;
@@ -77,7 +77,7 @@ export function resolveModelFile(name: string, modelsDir: string, allowPath = tr
   const present = ggufFiles(modelsDir);
   throw new ModelFileError(
     `There is no model ${fileName} in ${modelsDir} (NAVI_MODELS_DIR). ` +
-      `Download it with \`navi model pull ${catalogByAlias(wanted) ? wanted : suggested}\`, or choose one that is there (${present.slice(0, 5).join(', ') || 'none yet'}).`,
+      `Download it with npx navi model pull ${catalogByAlias(wanted) ? wanted : suggested}, or choose one that is there (${present.slice(0, 5).join(', ') || 'none yet'}).`,
   );
 }
 

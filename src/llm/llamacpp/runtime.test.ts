@@ -90,7 +90,7 @@ describe('LlamacppRuntime', () => {
     const broken = fresh();
     fakePackage(broken, 'export const = ;');
     await expect(new LlamacppRuntime(broken).load()).rejects.toThrow(
-      /could not be loaded .*Reinstall it with `navi llamacpp install`/s,
+      /could not be loaded .*Reinstall it with npx navi llamacpp install/s,
     );
     const other = fresh();
     fakePackage(other, 'export const something = 1;');

@@ -150,7 +150,7 @@ export class LlamacppRuntime {
     if (!entry) {
       throw new RuntimeMissingError(
         `The llama.cpp runtime is not installed in ${this.dir} (LLAMACPP_RUNTIME_DIR). ` +
-          'Run `navi llamacpp install` (about 85 MB; `--gpu` adds the GPU binaries), or install it from the setup screen.',
+          'Run npx navi llamacpp install (about 85 MB; --gpu adds the GPU binaries), or install it from the setup screen.',
       );
     }
     let loaded: unknown;
@@ -159,13 +159,13 @@ export class LlamacppRuntime {
     } catch (err) {
       throw new RuntimeMissingError(
         `The llama.cpp runtime in ${this.dir} could not be loaded (${(err as Error).message}). ` +
-          'Reinstall it with `navi llamacpp install`.',
+          'Reinstall it with npx navi llamacpp install.',
       );
     }
     const mod = loaded as Partial<NodeLlamaCpp>;
     if (typeof mod.getLlama !== 'function' || typeof mod.LlamaChat !== 'function') {
       throw new RuntimeMissingError(
-        `${RUNTIME_PACKAGE} ${entry.version} in ${this.dir} is not a version Navi can use. Reinstall it with \`navi llamacpp install\`.`,
+        `${RUNTIME_PACKAGE} ${entry.version} in ${this.dir} is not a version Navi can use. Reinstall it with npx navi llamacpp install.`,
       );
     }
     return mod as NodeLlamaCpp;

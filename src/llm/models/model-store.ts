@@ -80,7 +80,7 @@ export class ModelStore {
     if (!whole?.isFile() && !partial?.isFile())
       throw new ModelStoreError(
         'not_found',
-        `there is no model ${JSON.stringify(name)} in ${this.dir}; \`navi model list\` shows the models there`,
+        `there is no model ${JSON.stringify(name)} in ${this.dir}; npx navi model list shows the models there`,
       );
     if (whole?.isFile()) await rm(path);
     if (partial?.isFile()) await rm(`${path}${PARTIAL}`);

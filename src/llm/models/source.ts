@@ -89,7 +89,7 @@ export class SourceResolver {
     const source = input.trim();
     if (source === '')
       throw new SourceError(
-        'no model given: name a recommended model (`navi model list`), hf:org/repo/file.gguf or an https URL',
+        'no model given: name a recommended model (npx navi model list), hf:org/repo/file.gguf or an https URL',
       );
     if (source.length > MAX_SOURCE_LENGTH)
       throw new SourceError(
@@ -106,7 +106,7 @@ export class SourceResolver {
     const model = catalogByAlias(source);
     if (model) return withSum({ ...this.fromHf(model.source), source, model });
     throw new SourceError(
-      `${JSON.stringify(source.slice(0, 80))} is not a recommended model (run \`navi model list\` for their names), ` +
+      `${JSON.stringify(source.slice(0, 80))} is not a recommended model (run npx navi model list for their names), ` +
         'nor hf:org/repo/file.gguf, nor an https:// URL',
     );
   }

@@ -35,10 +35,10 @@ describe('finding OpenSCAD and Xvfb', () => {
     expect(findOpenscad({ OPENSCAD_PATH: '/nowhere/openscad' })).toEqual({
       available: false,
       reason:
-        'OpenSCAD is not installed here (OPENSCAD_PATH is /nowhere/openscad, and no executable file is at /nowhere/openscad). Install it with `apt-get install openscad xvfb xauth`, or set OPENSCAD_PATH to where it is.',
+        'OpenSCAD is not installed here (OPENSCAD_PATH is /nowhere/openscad, and no executable file is at /nowhere/openscad). Install it with apt-get install openscad xvfb xauth, or set OPENSCAD_PATH to where it is.',
     });
     expect(findXvfb({ XVFB_PATH: 'no-such-xvfb-here' }).reason).toMatch(
-      /^Xvfb .* is not installed here \(XVFB_PATH is no-such-xvfb-here, and no program no-such-xvfb-here is on PATH\)\. Install it with `apt-get install openscad xvfb xauth`/,
+      /^Xvfb .* is not installed here \(XVFB_PATH is no-such-xvfb-here, and no program no-such-xvfb-here is on PATH\)\. Install it with apt-get install openscad xvfb xauth/,
     );
     expect(findOpenscad({ OPENSCAD_PATH: join(bin, 'openscad') })).toEqual({
       available: true,

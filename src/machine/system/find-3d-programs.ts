@@ -48,7 +48,7 @@ function status(setting: string, configured: string, what: string): ProgramStatu
     : `no program ${configured} is on PATH`;
   return {
     available: false,
-    reason: `${what} is not installed here (${setting} is ${configured}, and ${where}). Install it with \`${INSTALL_3D_PROGRAMS}\`, or set ${setting} to where it is.`,
+    reason: `${what} is not installed here (${setting} is ${configured}, and ${where}). Install it with ${INSTALL_3D_PROGRAMS}, or set ${setting} to where it is.`,
   };
 }
 

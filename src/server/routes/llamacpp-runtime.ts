@@ -20,7 +20,7 @@ export const llamacppRuntimeRoutes: FastifyPluginAsync<ServerContext> = async (a
     if (!services.llamacppRuntime)
       throw new ApiError(
         'NOT_FOUND',
-        'this server does not manage a llama.cpp runtime; run `navi llamacpp install`',
+        'this server does not manage a llama.cpp runtime; run npx navi llamacpp install',
       );
     return services.llamacppRuntime;
   };

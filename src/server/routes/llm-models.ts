@@ -46,7 +46,10 @@ export const llmModelRoutes: FastifyPluginAsync<LlmModelRoutesOptions> = async (
   const store = new ModelStore(services.settings.NAVI_MODELS_DIR);
   const downloads = () => {
     if (!services.modelDownloads)
-      throw new ApiError('NOT_FOUND', 'this server does not download models; run `navi model pull` instead');
+      throw new ApiError(
+        'NOT_FOUND',
+        'this server does not download models; run npx navi model pull instead',
+      );
     return services.modelDownloads;
   };
 

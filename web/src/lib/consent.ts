@@ -18,7 +18,7 @@ export const pairingProblem = ref<string | null>(null);
  * only, never from the agent's own commands on that machine.
  */
 export const PAIR_TO_CHANGE_MODELS =
-  'This browser is not paired with Navi, so it may not change the model settings, test connections, or download, install or remove anything. To pair it, run `navi pair` on the machine Navi runs on and open the link it prints in this browser.';
+  'This browser is not paired with Navi, so it may not change the model settings, test connections, or download, install or remove anything. To pair it, run npx navi pair on the machine Navi runs on and open the link it prints in this browser.';
 
 /**
  * Why a call of the setup screen or the settings page failed, for the person to read: how to
