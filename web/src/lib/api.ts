@@ -61,7 +61,8 @@ function errorText(status: number, body: unknown, fallback: string): string {
   return fallback;
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One REST call; exported for the pages that keep their own calls in a lib file of their own. */
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
