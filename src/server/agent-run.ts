@@ -120,9 +120,7 @@ export class AgentRun {
   answer(callId: string, approved: boolean): boolean {
     const pending = this.pending.get(callId);
     if (!pending) return false;
-    pending.settle(
-      approved ? { approved: true } : { approved: false, reason: 'the user declined', declined: true },
-    );
+    pending.settle(approved ? { approved: true } : { approved: false, reason: 'the user declined' });
     return true;
   }
 

@@ -72,6 +72,19 @@ export function hasValidToken(request: FastifyRequest, token: string): boolean {
   return cookie !== undefined && secretsEqual(cookie, cookieValueFor(token));
 }
 
+/**
+ * Whether the request offers a credential at all (a bearer header or our cookie), so that a
+ * refusal can say "wrong token" (TOKEN_WRONG) instead of "token required" (UNAUTHORIZED): a
+ * browser whose cookie predates a change of NAVI_API_TOKEN, or a script with a typo, learns
+ * that signing in again is the fix.
+ */
+function offersToken(request: FastifyRequest): boolean {
+  const bearer = bearerToken(request.headers.authorization);
+  if (bearer !== undefined && bearer !== '') return true;
+  const cookie = readCookie(request.headers.cookie, AUTH_COOKIE);
+  return cookie !== undefined && cookie !== '';
+}
+
 /** Why the request may not proceed, or undefined when it may. */
 export function accessProblem(
   request: FastifyRequest,
@@ -84,7 +97,8 @@ export function accessProblem(
     return hostAllowed(request.headers.host, settings) ? undefined : 'FOREIGN_HOST';
   }
   if (isPublic) return undefined;
-  return hasValidToken(request, token) ? undefined : 'UNAUTHORIZED';
+  if (hasValidToken(request, token)) return undefined;
+  return offersToken(request) ? 'TOKEN_WRONG' : 'UNAUTHORIZED';
 }
 
 /**

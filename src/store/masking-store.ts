@@ -30,6 +30,5 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
       store.updateMessage(sessionId, messageId, mask(patch)),
     replaceContextPrefix: (sessionId, firstKeptId, summary) =>
       store.replaceContextPrefix(sessionId, firstKeptId, mask(summary)),
-    rewind: (sessionId, anchorId, options) => store.rewind(sessionId, anchorId, options),
   };
 }

@@ -14,15 +14,15 @@ describe('with NAVI_API_TOKEN set', () => {
   afterAll(async () => server.close());
 
   it('refuses API calls without a token, and with a wrong one', async () => {
-    for (const headers of [
-      {},
-      { authorization: 'Bearer wrong' },
-      { authorization: TOKEN },
-      { cookie: 'navi_auth=wrong' },
-    ]) {
+    for (const [headers, code] of [
+      [{}, 'UNAUTHORIZED'],
+      [{ authorization: 'Bearer wrong' }, 'TOKEN_WRONG'],
+      [{ authorization: TOKEN }, 'UNAUTHORIZED'],
+      [{ cookie: 'navi_auth=wrong' }, 'TOKEN_WRONG'],
+    ] as const) {
       const res = await server.app.inject({ method: 'GET', url: '/sessions', headers });
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
-      expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED' });
+      expect(res.json()).toMatchObject({ code });
     }
     expect((await server.app.inject({ method: 'POST', url: '/sessions' })).statusCode).toBe(401);
     expect((await server.app.inject({ method: 'GET', url: '/agents/tools' })).statusCode).toBe(401);

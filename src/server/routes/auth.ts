@@ -33,7 +33,9 @@ export const authRoutes: FastifyPluginAsync<ServerContext> = async (app, { servi
     async (request, reply) => {
       // Without a configured token there is nothing to log in to (only local clients are served).
       if (token === '') return { ok: true, token_required: false };
-      if (!secretsEqual(request.body.token, token)) throw new ApiError('UNAUTHORIZED');
+      // An empty token is no token at all; any other that does not match is the wrong one.
+      if (request.body.token.trim() === '') throw new ApiError('UNAUTHORIZED');
+      if (!secretsEqual(request.body.token, token)) throw new ApiError('TOKEN_WRONG');
       reply.header('set-cookie', cookie(request, cookieValueFor(token), COOKIE_MAX_AGE_SECONDS));
       return { ok: true, token_required: true };
     },

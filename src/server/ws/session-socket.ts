@@ -1,7 +1,7 @@
 /**
  * `GET /ws/sessions/:id` (docs/protocol.md#websocket). Access is checked in `preValidation`, before the handler
  * runs and before anything is subscribed. Because the protocol reports refusals as WebSocket
- * close codes (4401 token, 4403 origin or non-local client, 4004 unknown session), which need
+ * close codes (4401 token, with the reason `token required` or `token wrong`, 4403 origin or non-local client, 4004 unknown session), which need
  * an open socket, a refused upgrade is completed and then closed at once with its code: no
  * event is sent, no subscription made, no frame read.
  *
@@ -16,7 +16,6 @@ import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, errorTable } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
-import { editInput, regenerateInput } from '../rewind-input.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -46,6 +45,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
   async function check(request: FastifyRequest<{ Params: { id: string } }>): Promise<Refusal | undefined> {
     const problem = accessProblem(request, services.settings, false);
     if (problem === 'UNAUTHORIZED') return { code: CLOSE_UNAUTHORIZED, reason: 'token required' };
+    if (problem === 'TOKEN_WRONG') return { code: CLOSE_UNAUTHORIZED, reason: 'token wrong' };
     if (problem === 'FOREIGN_HOST') return { code: CLOSE_FORBIDDEN, reason: 'host not allowed' };
     if (problem) return { code: CLOSE_FORBIDDEN, reason: 'local clients only' };
     if (!originAllowed(request, services.settings))
@@ -117,19 +117,8 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           runs.start(sessionId, input);
           return;
         }
-        if (command.type === 'regenerate') {
-          runs.start(sessionId, await regenerateInput(services.sessions, sessionId));
-          return;
-        }
-        if (command.type === 'edit') {
-          const { message_id, type: _type, ...message } = command;
-          const input = await editInput(sessionId, message_id, message, {
-            sessions: services.sessions,
-            files,
-            refuseImages: (id) => refuseImagesForTextModel(services, id),
-          });
-          runs.start(sessionId, input);
-          return;
+        if (command.type === 'regenerate' || command.type === 'edit') {
+          return subscriber.sendError('Running a message again is not available yet.', 'BAD_REQUEST');
         }
         if (!(await forms.claim(sessionId, command.form_id)))
           return subscriber.sendError(

@@ -34,6 +34,7 @@ import type {
   SecretStatus,
   VaultState,
 } from '@protocol/vault.js';
+import { authRefusal } from './auth.js';
 
 export class ApiError extends Error {
   constructor(
@@ -82,8 +83,11 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     parsed = undefined;
   }
   if (!response.ok) {
-    if (response.status === 401) onUnauthorized();
     const code = (parsed as Partial<ErrorBody> | undefined)?.code;
+    if (response.status === 401) {
+      authRefusal.value = typeof code === 'string' ? code : 'UNAUTHORIZED';
+      onUnauthorized();
+    }
     throw new ApiError(
       errorText(response.status, parsed, `${method} ${path} failed (${response.status})`),
       response.status,
@@ -186,7 +190,11 @@ export function uploadFile(
         onProgress(1);
         resolve(xhr.response as UploadedFile);
       } else {
-        if (xhr.status === 401) onUnauthorized();
+        if (xhr.status === 401) {
+          const code = (xhr.response as Partial<ErrorBody> | null)?.code;
+          authRefusal.value = typeof code === 'string' ? code : 'UNAUTHORIZED';
+          onUnauthorized();
+        }
         reject(
           new ApiError(errorText(xhr.status, xhr.response, `Upload failed (${xhr.status})`), xhr.status),
         );

@@ -1,7 +1,7 @@
 /** What the chat shows: one entry per bubble, card or notice, built from events or history. */
 import type { AttachedFile } from '../../../src/protocol/commands.js';
 import type { ErrorCode } from '../../../src/protocol/error-codes.js';
-import type { NoticeCode, ToolArgs } from '../../../src/protocol/events.js';
+import type { NoticeCode, ToolArgs, ToolOutcome } from '../../../src/protocol/events.js';
 import type { RecallStamp } from '../../../src/protocol/rest.js';
 
 /**
@@ -60,6 +60,8 @@ export interface ToolEntry extends Stored {
   tool: string;
   args: ToolArgs;
   status: ToolStatus;
+  /** How the call ended, as the server said (`denied`, `timed_out`…; see lib/tool-outcome.ts). */
+  outcome?: ToolOutcome;
   result: string | null;
   metadata: Record<string, unknown>;
   isSubagent: boolean;

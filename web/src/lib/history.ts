@@ -98,6 +98,7 @@ export function entriesFromMessages(messages: SessionMessage[]): ChatEntry[] {
       card.result = message.content ?? '';
       card.metadata = resultMetadata(message);
       card.status = message.success === false ? 'failed' : 'done';
+      card.outcome = message.outcome;
     } else if (message.role === 'system' && message.kind === 'error') {
       entries.push(
         failedTurnEntry(message.error?.message ?? message.content ?? '', message.error?.code, message.id),

@@ -1,7 +1,7 @@
 /**
  * Markdown → sanitised HTML: marked for parsing, highlight.js (a set of common languages only,
  * to keep the bundle small) for code, DOMPurify for safety. Every code block gets a copy
- * button, wired by the component that shows the HTML.
+ * button, wired by the component that shows the HTML; every table a box that scrolls sideways.
  */
 import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
@@ -25,7 +25,7 @@ import sql from 'highlight.js/lib/languages/sql';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
-import { Marked, type Tokens } from 'marked';
+import { Marked, Renderer, type Tokens } from 'marked';
 
 const languages = {
   bash,
@@ -82,6 +82,11 @@ const marked = new Marked({
         `<button type="button" class="copy-button" aria-label="Copy code">Copy</button></div>` +
         `<pre><code class="hljs">${highlight(text, label)}</code></pre></div>`
       );
+    },
+    // A wide table scrolls sideways in a box of its own instead of squeezing its cells until
+    // words break (or widening the whole page on a phone).
+    table(this: Renderer, token: Tokens.Table): string {
+      return `<div class="table-wrap">${Renderer.prototype.table.call(this, token)}</div>`;
     },
   },
 });

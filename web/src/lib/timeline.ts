@@ -303,6 +303,7 @@ export class Timeline {
         card.args = event.args;
         card.result = event.result;
         card.status = event.success ? 'done' : 'failed';
+        card.outcome = event.outcome;
         card.metadata = event.metadata ?? {};
         card.confirm = null;
         break;
