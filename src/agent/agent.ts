@@ -10,7 +10,6 @@ import type { Settings } from '../config/settings.js';
 import { failureErrorCode } from '../llm/failures.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
-import type { RecallStamp } from '../protocol/rest.js';
 import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle } from '../tools/types.js';
@@ -26,6 +25,14 @@ import type { LoopOutcome, RunState } from './run-state.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
 import { normaliseCallIds, runToolCalls } from './tool-turn.js';
 import { type AnswerEnd, type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
+import {
+  estimateTokens,
+  openTurn,
+  recallStamp,
+  recordFailure,
+  rewoundEvent,
+  type TurnRecordDeps,
+} from './turn-records.js';
 import type { AgentApi, RunInput, RunOptions } from './types.js';
 
 export interface AgentDeps {
@@ -63,10 +70,12 @@ export class Agent implements AgentApi {
   /** Post-turn work still running, per session: the session's next run waits for it. */
   private readonly postTurn = new Map<string, Promise<void>>();
   private readonly now: () => Date;
+  private readonly records: TurnRecordDeps;
 
   constructor(private readonly deps: AgentDeps) {
     this.newId = deps.newId ?? randomUUID;
     this.now = deps.now ?? (() => new Date());
+    this.records = { sessions: deps.sessions, newId: this.newId, now: this.now };
   }
 
   runStream(sessionId: string, input: RunInput, options: RunOptions): AsyncIterable<AgentEvent> {
@@ -81,15 +90,15 @@ export class Agent implements AgentApi {
       emit(event);
       ended = true;
     };
-    this.persistedRun(sessionId, input, options, emit, end, log)
-      .catch((err: unknown) => {
+    // Set once the turn's user message is stored: from then on a failure is saved with the turn.
+    const opened: { transcript?: SessionTranscript } = {};
+    this.persistedRun(sessionId, input, options, emit, end, log, opened)
+      .catch(async (err: unknown) => {
         log.error({ err }, 'run failed unexpectedly');
-        end({
-          type: 'error',
-          message: `Navi hit an internal error: ${(err as Error).message}`,
-          recoverable: false,
-          code: 'INTERNAL',
-        });
+        const message = `Navi hit an internal error: ${(err as Error).message}`;
+        if (opened.transcript && !ended)
+          await recordFailure(this.records, opened.transcript, { message, code: 'INTERNAL' }, log);
+        end({ type: 'error', message, recoverable: false, code: 'INTERNAL' });
       })
       .finally(() => {
         if (!ended)
@@ -111,6 +120,7 @@ export class Agent implements AgentApi {
     emit: (e: AgentEvent) => void,
     end: (e: AgentEvent) => void,
     log: Logger,
+    opened: { transcript?: SessionTranscript },
   ): Promise<void> {
     const { sessions } = this.deps;
     emit({
@@ -132,26 +142,36 @@ export class Agent implements AgentApi {
     }
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
-    const user = this.userMessage(input);
-    // A form submission is kept in the display buffer too (kind `form_submit`), so its form
-    // still shows as sent after compression rewrote the context (no bubble is drawn).
-    const display = !input.contextOnly || input.formSubmit !== undefined;
-    await transcript.append([{ message: user, display, context: true }]);
+    const opening = await openTurn(this.records, transcript, input);
+    if (!opening.ok) {
+      end({ type: 'error', message: opening.message, recoverable: false, code: opening.code });
+      return;
+    }
+    opened.transcript = transcript;
+    const rerun = input.rewind?.rerun === true;
     const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
-    if (!session.title && !input.contextOnly && input.content.trim()) patch.title = titleFrom(input.content);
-    await sessions.update(sessionId, patch);
+    if (!session.title && !input.contextOnly && !rerun && input.content.trim())
+      patch.title = titleFrom(input.content);
+    const context = await transcript.loadContext();
+    // The count read for the removed turns would be stale: an estimate of what is left stands in
+    // until the run's first LLM call reports the real figure.
+    const tokens = input.rewind ? estimateTokens('', context, '') : session.context_token_count;
+    await sessions.update(sessionId, input.rewind ? { ...patch, context_token_count: tokens } : patch);
+    // Sent once the session is as the rest of the run finds it, so a client reading it now agrees.
+    const rewound = rewoundEvent(opening.rewound);
+    if (rewound) emit(rewound);
 
     const state: RunState = {
       runId: options.runId,
       transcript,
-      context: await transcript.loadContext(),
+      context,
       profile,
       signal: options.signal,
       ask: options.confirm,
       emit,
       isSubagent: false,
       depth: 0,
-      tokens: session.context_token_count,
+      tokens,
       ...(input.recall ? { recall: { id: input.recall.recall_id, chain: input.recall.chain } } : {}),
       ...(session.model_override ? { modelOverride: session.model_override } : {}),
       notices: new Set(),
@@ -161,13 +181,13 @@ export class Agent implements AgentApi {
     await this.compressIfNeeded(state, log);
     if (profile.planning_enabled && !options.signal.aborted) await this.plan(state, log);
     const outcome = await this.loop(state, log);
+    // The figures the session row now holds, so the event and `GET /sessions/{id}` agree.
+    const figures = async () => ({
+      context_tokens: state.tokens,
+      max_context_tokens: state.window ?? (await this.safeModelCall(state))?.window ?? 0,
+    });
     if (outcome.kind === 'end') {
-      end({
-        type: 'stream_end',
-        content: outcome.content,
-        context_tokens: state.tokens,
-        max_context_tokens: state.window ?? (await this.safeModelCall(state))?.window ?? 0,
-      });
+      end({ type: 'stream_end', content: outcome.content, ...(await figures()) });
       // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
       // The next run of the session waits for it before it reads the context.
       const work = this.compressIfNeeded(state, log);
@@ -177,8 +197,13 @@ export class Agent implements AgentApi {
       } finally {
         if (this.postTurn.get(sessionId) === work) this.postTurn.delete(sessionId);
       }
-    } else if (outcome.kind === 'stopped') end({ type: 'stream_stopped', content: outcome.content });
-    else end({ type: 'error', message: outcome.message, recoverable: false, code: outcome.code });
+    } else if (outcome.kind === 'stopped') {
+      end({ type: 'stream_stopped', content: outcome.content, ...(await figures()) });
+    } else {
+      // Saved before the event goes out, so a client that reloads on the error finds it.
+      await recordFailure(this.records, transcript, outcome, log);
+      end({ type: 'error', message: outcome.message, recoverable: false, code: outcome.code });
+    }
   }
 
   /** The tool loop: at most `max_iterations` LLM calls. */
@@ -514,21 +539,6 @@ export class Agent implements AgentApi {
     }
   }
 
-  /** The user's message as typed fields; the context view tells the model about attachments. */
-  private userMessage(input: RunInput): StoredMessage {
-    return {
-      id: this.newId(),
-      role: 'user',
-      content: input.content,
-      created_at: this.now().toISOString(),
-      ...(input.formSubmit ? { kind: 'form_submit', form_submit: input.formSubmit } : {}),
-      ...(input.images && input.images.length > 0 ? { images: input.images } : {}),
-      ...(input.files && input.files.length > 0 ? { attachments: input.files } : {}),
-      ...(input.trigger !== 'user' ? { trigger: input.trigger } : {}),
-      ...(input.recall ? { recall: recallStamp(input.recall) } : {}),
-    };
-  }
-
   private requireProfile(id: string): Profile {
     const profile = this.deps.profiles.get(id);
     if (!profile) {
@@ -551,21 +561,7 @@ export class Agent implements AgentApi {
   }
 }
 
-/** The stored stamp of a recall run's prompt (the chain stays with the run). */
-function recallStamp(recall: NonNullable<RunInput['recall']>): RecallStamp {
-  const { chain: _chain, ...stamp } = recall;
-  return stamp;
-}
-
 function titleFrom(content: string): string {
   const line = content.trim().split('\n')[0] ?? '';
   return line.length > 80 ? `${line.slice(0, 77).trimEnd()}…` : line;
-}
-
-/** Rough count (4 characters a token) for backends that report no usage. */
-function estimateTokens(system: string, context: StoredMessage[], answer: string): number {
-  let chars = system.length + answer.length;
-  for (const m of context)
-    chars += (m.content?.length ?? 0) + (m.tool_calls ? JSON.stringify(m.tool_calls).length : 0);
-  return Math.ceil(chars / 4);
 }

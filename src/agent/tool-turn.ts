@@ -8,6 +8,7 @@ import type { ChatToolCall } from '../llm/types.js';
 import type { PublishedContent, UiComponent } from '../protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
+import { toolOutcome } from '../tools/outcome.js';
 import { policyFor } from '../tools/policy.js';
 import type { AgentHandle, ToolResult } from '../tools/types.js';
 import { isRecord } from '../util/is-record.js';
@@ -49,6 +50,7 @@ export async function runToolCalls(
       name: call.name,
       created_at: deps.now().toISOString(),
       success: result.success,
+      outcome: toolOutcome(result),
       ...resultFields(shown),
     };
     entries.push({ message, display: !state.isSubagent, context: true });
@@ -161,6 +163,7 @@ async function runOne(
     args: call.arguments,
     result: result.output,
     success: result.success,
+    outcome: toolOutcome(result),
     is_subagent: state.isSubagent,
     ...(metadata ? { metadata } : {}),
   });

@@ -21,6 +21,13 @@ export interface RunInput {
   formSubmit?: FormSubmission;
   /** The recall that started this run (`trigger` is then `recall`). */
   recall?: RecallStamp & { chain: number };
+  /**
+   * Regenerate and edit (docs/architecture.md#rewinding): before the run, every message after
+   * `messageId` is removed from both buffers (`history_rewound`). With `rerun` (regenerate) that
+   * message stays and the run answers it again: nothing is appended and `content` is not read.
+   * Without (edit) it is removed too, and `content`, `images` and `files` are appended in its place.
+   */
+  rewind?: { messageId: string; rerun: boolean };
 }
 
 export interface RunOptions {

@@ -120,7 +120,9 @@ export class AgentRun {
   answer(callId: string, approved: boolean): boolean {
     const pending = this.pending.get(callId);
     if (!pending) return false;
-    pending.settle(approved ? { approved: true } : { approved: false, reason: 'the user declined' });
+    pending.settle(
+      approved ? { approved: true } : { approved: false, reason: 'the user declined', declined: true },
+    );
     return true;
   }
 

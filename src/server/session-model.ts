@@ -4,6 +4,7 @@
  * with images for a text-only model is refused before anything is stored.
  */
 import type { Profile } from '../config/profiles.js';
+import { effectiveContext } from '../llm/capabilities.js';
 import { type ResolvedModel, resolveModel } from '../llm/model-choice.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import type { LlmBackend, ModelCapabilities } from '../llm/types.js';
@@ -32,6 +33,28 @@ export function sessionModel(
   } catch {
     // The run itself reports the missing backend, with what to configure.
     return undefined;
+  }
+}
+
+/**
+ * The context window the session's runs use, for `GET /sessions/{id}`: its backend's, clamped to
+ * what the model takes once that is known (as each LLM call clamps it, so the figure agrees with
+ * `stream_end` and `stream_stopped`). 0 when no backend can be built for it.
+ */
+export function sessionContextWindow(
+  services: Pick<NaviServices, 'profiles' | 'llm' | 'capabilities' | 'backendFor'>,
+  session: Pick<SessionRecord, 'profile_id' | 'model_override'>,
+): number {
+  try {
+    const profile = services.profiles.get(session.profile_id) ?? services.profiles.getDefault();
+    const chosen = services.llm && sessionModel(services.llm.backends, profile, session);
+    const backend = chosen ? chosen.backend : services.backendFor(session.profile_id);
+    // Only what is already known: reading a session never waits for a model's server.
+    const caps = chosen && services.capabilities?.peek(chosen.backend, chosen.model);
+    return caps ? effectiveContext(backend, caps) : backend.contextWindow;
+  } catch {
+    // A profile whose backend is not configured: the meter shows the count alone.
+    return 0;
   }
 }
 

@@ -30,5 +30,6 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
       store.updateMessage(sessionId, messageId, mask(patch)),
     replaceContextPrefix: (sessionId, firstKeptId, summary) =>
       store.replaceContextPrefix(sessionId, firstKeptId, mask(summary)),
+    rewind: (sessionId, anchorId, options) => store.rewind(sessionId, anchorId, options),
   };
 }

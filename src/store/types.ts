@@ -79,7 +79,19 @@ export interface SessionStore {
    * `summary` in their place, in one transaction. The display buffer is not touched.
    */
   replaceContextPrefix(sessionId: string, firstKeptId: string | null, summary: StoredMessage): Promise<void>;
+  /**
+   * Regenerate and edit (docs/architecture.md#rewinding): removes every message after `anchorId`,
+   * and the anchor itself unless `keepAnchor`, from both buffers (each by its own order), in one
+   * transaction. Resolves to the display ids removed, oldest first. Changes nothing when the
+   * anchor is not in the display buffer (`not_found`) or no longer in the context buffer
+   * (`not_in_context`: compression summarised it, so there is no point to cut the context at).
+   */
+  rewind(sessionId: string, anchorId: string, options: { keepAnchor: boolean }): Promise<RewindResult>;
 }
+
+export type RewindResult =
+  | { ok: true; removedIds: string[] }
+  | { ok: false; reason: 'not_found' | 'not_in_context' };
 
 /**
  * Search across chats: session titles and the display messages people read (the user's words

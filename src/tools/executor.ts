@@ -70,6 +70,12 @@ export const MIN_REFERENCED_SECRET_LENGTH = 4;
 /** Refusals carry this in `metadata.refused`, so callers can tell them from tool failures. */
 export type RefusalStage = 'unknown' | 'validation' | 'policy' | 'confirmation' | 'stopped' | 'secrets';
 
+/**
+ * A `confirmation` refusal also carries `metadata.confirmation`: the person said no (`denied`),
+ * nobody answered in time or nobody could be asked (`unanswered`), or the run was stopped first.
+ */
+export type ConfirmationRefusal = 'denied' | 'unanswered' | 'stopped';
+
 const STACK_LINES = 8;
 
 export class ToolExecutor {
@@ -315,11 +321,19 @@ export class ToolExecutor {
       return undefined;
     }
     this.deps.logger.info({ tool, call_id: call.id, reason: answer.reason }, 'tool call not approved');
-    return refuse(
+    const refusal = refuse(
       'confirmation',
       `Tool "${tool}" was not run: it needs the user's approval (${hook.reason}) and did not get it: ${answer.reason}. ` +
         'Do not retry it unchanged; tell the user what you wanted to do, or find another way.',
     );
+    // Which kind of no, for the call's outcome (`toolOutcome`): the stop wins, then the person's own answer.
+    const confirmation: ConfirmationRefusal = ctx.signal.aborted
+      ? 'stopped'
+      : answer.declined === true
+        ? 'denied'
+        : 'unanswered';
+    refusal.metadata = { ...refusal.metadata, confirmation };
+    return refusal;
   }
 
   private async runTool(entry: RegisteredTool, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {

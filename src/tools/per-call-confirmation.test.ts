@@ -129,7 +129,7 @@ describe('the executor with a tool that asks about single calls', () => {
     );
     expect(ctx.confirmRequests).toEqual([{ callId: 'b', tool: 'mail_like', args: { action: 'send' } }]);
     expect(send.success).toBe(false);
-    expect(send.metadata).toEqual({ refused: 'confirmation' });
+    expect(send.metadata).toEqual({ refused: 'confirmation', confirmation: 'unanswered' });
     expect(send.output).toContain('it sends mail in your name');
     expect(tool.ran).toEqual([{ action: 'look' }]);
     expect(executor.hookActionFor('mail_like', testProfile(), { action: 'send' })?.action).toBe('confirm');

@@ -72,8 +72,12 @@ export interface ConfirmRequest {
   args: ToolParams;
 }
 
-/** `true` approved; `false` denied; a string explains a refusal (timeout, nobody to ask, stopped). */
-export type ConfirmAnswer = { approved: true } | { approved: false; reason: string };
+/**
+ * `true` approved; `false` refused, `reason` saying why (the person said no, a timeout, nobody to
+ * ask, stopped). `declined` marks the person's own no, so the call's outcome can tell `denied` from
+ * `confirmation_timeout`; without it nobody answered.
+ */
+export type ConfirmAnswer = { approved: true } | { approved: false; reason: string; declined?: true };
 
 export interface ToolContext {
   /** Session the call belongs to; `subagent_<uuid>` inside a subagent. */

@@ -46,8 +46,10 @@ describe('when the LLM fails', () => {
     client.send({ type: 'message', content: 'second' });
     const next = await client.waitForRunEnd(mark);
     expect(next.at(-1)).toMatchObject({ type: 'stream_end', content: 'Recovered.' });
+    // The failed turn stays in the history, as a display-only error record after its message.
     expect((await detail(navi, id)).messages.map((m) => m.content)).toEqual([
       'first',
+      error && 'message' in error ? error.message : '',
       'second',
       'Recovered.',
     ]);
@@ -70,8 +72,9 @@ describe('when the LLM fails', () => {
     expect(streamed.length).toBeGreaterThan(0);
     expect('This answer will be cut somewhere in the middle of it.'.startsWith(streamed)).toBe(true);
     expect(streamed.length).toBeLessThan(30);
-    const saved = (await detail(navi, id)).messages.at(-1);
+    const [saved, failure] = (await detail(navi, id)).messages.slice(-2);
     expect(saved).toMatchObject({ role: 'assistant', content: streamed, interrupted: true });
+    expect(failure).toMatchObject({ role: 'system', kind: 'error', error: { code: 'LLM_MALFORMED' } });
     await client.close();
   });
 

@@ -1,12 +1,14 @@
 /**
- * Running the agent over REST: send a message and wait for the whole run, stop a run, answer
- * a tool confirmation. WebSocket clients watching the session see a REST-started run live.
+ * Running the agent over REST: send a message (or regenerate the last answer, or edit a message)
+ * and wait for the whole run, stop a run, answer a tool confirmation. WebSocket clients watching the session see a REST-started run live.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { RunInput } from '../../agent/types.js';
 import type { ServerEvent } from '../../protocol/events.js';
 import type { MessageReply } from '../../protocol/rest.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { editInput, regenerateInput } from '../rewind-input.js';
 import { type ClientMessage, userMessageInput } from '../run-input.js';
 import { requireSession } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -57,19 +59,56 @@ export function replyFromEvents(events: readonly ServerEvent[]): MessageReply {
 }
 
 export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
+  /** Starts the run and waits for its end: the reply, or RUN_FAILED with the run's error. */
+  const runToEnd = async (sessionId: string, input: RunInput): Promise<MessageReply> => {
+    const run = runs.start(sessionId, input);
+    const terminal = await run.done;
+    if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);
+    return replyFromEvents(run.history());
+  };
+  const refuseImages = (id: string) => refuseImagesForTextModel(services, id);
+
   app.post<{ Params: { id: string }; Body: ClientMessage }>(
     '/sessions/:id/messages',
     { schema: { params: idParams, body: messageBody } },
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      const input = await userMessageInput(session.id, request.body, files, (id) =>
-        refuseImagesForTextModel(services, id),
-      );
-      const run = runs.start(session.id, input);
-      const terminal = await run.done;
-      if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);
-      return replyFromEvents(run.history());
+      return runToEnd(session.id, await userMessageInput(session.id, request.body, files, refuseImages));
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/sessions/:id/regenerate',
+    { schema: { params: idParams } },
+    async (request): Promise<MessageReply> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      return runToEnd(session.id, await regenerateInput(services.sessions, session.id));
+    },
+  );
+
+  app.post<{ Params: { id: string; mid: string }; Body: ClientMessage }>(
+    '/sessions/:id/messages/:mid/edit',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          properties: { id: { type: 'string', maxLength: 100 }, mid: { type: 'string', maxLength: 200 } },
+          required: ['id', 'mid'],
+        },
+        body: messageBody,
+      },
+    },
+    async (request): Promise<MessageReply> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      const input = await editInput(session.id, request.params.mid, request.body, {
+        sessions: services.sessions,
+        files,
+        refuseImages,
+      });
+      return runToEnd(session.id, input);
     },
   );
 

@@ -6,7 +6,7 @@ import type { SessionPatch } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { requireSession } from '../session-lookup.js';
-import { sessionModel } from '../session-model.js';
+import { sessionContextWindow } from '../session-model.js';
 
 const idParams = {
   type: 'object',
@@ -82,15 +82,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       const session = await requireSession(services.sessions, request.params.id);
       const messages = await services.sessions.getMessages(session.id);
       // The client's context meter needs the window before the first run of this page ends.
-      let maxContextTokens = 0;
-      try {
-        const profile = services.profiles.get(session.profile_id) ?? services.profiles.getDefault();
-        const chosen = services.llm && sessionModel(services.llm.backends, profile, session);
-        maxContextTokens = (chosen ? chosen.backend : services.backendFor(session.profile_id)).contextWindow;
-      } catch {
-        // A profile whose backend is not configured: the meter shows the count alone.
-      }
-      return { ...session, messages, max_context_tokens: maxContextTokens };
+      return { ...session, messages, max_context_tokens: sessionContextWindow(services, session) };
     },
   );
 

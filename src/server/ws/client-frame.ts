@@ -10,7 +10,7 @@ export type FrameResult =
   | { ok: true; command: ClientCommand }
   | { ok: false; code: ErrorCode; message: string };
 
-const KNOWN_TYPES = new Set(['message', 'form_submit', 'tool_confirm']);
+const KNOWN_TYPES = new Set(['message', 'form_submit', 'tool_confirm', 'regenerate', 'edit']);
 
 export function frameBytes(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
@@ -46,7 +46,7 @@ export function parseClientFrame(data: RawData, maxBytes: number): FrameResult {
     return {
       ok: false,
       code: 'BAD_REQUEST',
-      message: `Unknown message type (${shown}); expected message, form_submit or tool_confirm.`,
+      message: `Unknown message type (${shown}); expected message, form_submit, tool_confirm, regenerate or edit.`,
     };
   }
   const parsed = clientCommandSchema.safeParse(value);

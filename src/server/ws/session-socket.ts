@@ -16,6 +16,7 @@ import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, errorTable } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
+import { editInput, regenerateInput } from '../rewind-input.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -117,8 +118,19 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           runs.start(sessionId, input);
           return;
         }
-        if (command.type === 'regenerate' || command.type === 'edit') {
-          return subscriber.sendError('Running a message again is not available yet.', 'BAD_REQUEST');
+        if (command.type === 'regenerate') {
+          runs.start(sessionId, await regenerateInput(services.sessions, sessionId));
+          return;
+        }
+        if (command.type === 'edit') {
+          const { message_id, type: _type, ...message } = command;
+          const input = await editInput(sessionId, message_id, message, {
+            sessions: services.sessions,
+            files,
+            refuseImages: (id) => refuseImagesForTextModel(services, id),
+          });
+          runs.start(sessionId, input);
+          return;
         }
         if (!(await forms.claim(sessionId, command.form_id)))
           return subscriber.sendError(

@@ -13,6 +13,7 @@ import type {
   BufferedMessage,
   MessagePatch,
   NewSession,
+  RewindResult,
   SessionPatch,
   SessionRecord,
   SessionStore,
@@ -60,6 +61,8 @@ class BufferStatements {
   readonly update: Statement<[UpdateMessage]>;
   readonly deleteBefore: Statement<[string, number]>;
   readonly deleteAll: Statement<[string]>;
+  readonly idsFrom: Statement<[string, number], string>;
+  readonly deleteFrom: Statement<[string, number]>;
 
   constructor(db: Database, table: 'messages' | 'context_messages') {
     this.insert = db.prepare(
@@ -90,6 +93,12 @@ class BufferStatements {
     );
     this.deleteBefore = db.prepare(`DELETE FROM ${table} WHERE session_id = ? AND seq < ?`);
     this.deleteAll = db.prepare(`DELETE FROM ${table} WHERE session_id = ?`);
+    this.idsFrom = db
+      .prepare<[string, number], string>(
+        `SELECT id FROM ${table} WHERE session_id = ? AND seq >= ? ORDER BY seq`,
+      )
+      .pluck();
+    this.deleteFrom = db.prepare(`DELETE FROM ${table} WHERE session_id = ? AND seq >= ?`);
   }
 }
 
@@ -163,6 +172,7 @@ export class SqliteSessionStore implements SessionStore {
     summary: StoredMessage,
   ) => void;
   private readonly deleteTx: (id: string) => boolean;
+  private readonly rewindTx: (sessionId: string, anchorId: string, keepAnchor: boolean) => RewindResult;
 
   constructor(db: Database) {
     this.display = new BufferStatements(db, 'messages');
@@ -238,6 +248,20 @@ export class SqliteSessionStore implements SessionStore {
         this.context.insert.run(insertRow(sessionId, summarySeq, summary));
       },
     );
+
+    // Each buffer is cut at the anchor's own seq there: the two orders differ (display-only and
+    // context-only rows, a summary below the kept rows), but both put later messages above it.
+    this.rewindTx = db.transaction((sessionId: string, anchorId: string, keepAnchor: boolean) => {
+      const displaySeq = this.display.seqOf.get(sessionId, anchorId);
+      if (displaySeq === undefined) return { ok: false, reason: 'not_found' } as const;
+      const contextSeq = this.context.seqOf.get(sessionId, anchorId);
+      if (contextSeq === undefined) return { ok: false, reason: 'not_in_context' } as const;
+      const step = keepAnchor ? 1 : 0;
+      const removedIds = this.display.idsFrom.all(sessionId, displaySeq + step);
+      this.display.deleteFrom.run(sessionId, displaySeq + step);
+      this.context.deleteFrom.run(sessionId, contextSeq + step);
+      return { ok: true, removedIds } as const;
+    });
 
     this.deleteTx = db.transaction((id: string) => {
       this.deleteKv.run(id);
@@ -324,6 +348,10 @@ export class SqliteSessionStore implements SessionStore {
     } catch (err) {
       throw explain(err, sessionId);
     }
+  }
+
+  async rewind(sessionId: string, anchorId: string, options: { keepAnchor: boolean }): Promise<RewindResult> {
+    return this.rewindTx(sessionId, anchorId, options.keepAnchor);
   }
 }
 
