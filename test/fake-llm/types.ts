@@ -97,6 +97,11 @@ export interface FakeLlmOptions {
   apiKey?: string;
   /** Reply used when the queue is empty. */
   defaultReply?: ScriptedReply;
+  /**
+   * Port to listen on (default: any free one). A test that points Navi at a server that is not
+   * there yet starts the fake later on the port it named.
+   */
+  port?: number;
 }
 
 export interface FakeLlm {
