@@ -16,6 +16,7 @@ import { defaultModelCapabilities, NO_TOOLS_ADVICE } from '../server/default-mod
 import type { NaviServices } from '../server/services.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { vaultOptions } from '../vault/index.js';
+import { checkDataLocation } from './data.js';
 import { DoctorNotes } from './doctor-notes.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -32,7 +33,7 @@ const MCP_TIMEOUT_MS = 20_000;
 
 /** `secrets` are masked in what the services log, as in `navi serve`. */
 export async function runDoctor(settings: Settings, out: Writable, secrets?: SecretMasker): Promise<number> {
-  const results: CheckResult[] = [];
+  const results: CheckResult[] = [checkDataLocation(settings)];
   const notes = new DoctorNotes(secrets);
   let services: NaviServices | undefined;
   try {

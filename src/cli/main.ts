@@ -2,7 +2,13 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../config/logger.js';
 import { knownSecrets, scrubSecretEnvironment } from '../config/secret-env.js';
-import { loadSettings, readDotEnv, type Settings, SettingsError } from '../config/settings.js';
+import {
+  loadSettings,
+  readDotEnv,
+  type Settings,
+  SettingsError,
+  settingOrigins,
+} from '../config/settings.js';
 import type { ConsentStore } from '../store/types.js';
 import { SecretMasker } from '../util/secret-masker.js';
 
@@ -17,11 +23,26 @@ Commands:
   model    local models for the llamacpp backend: pull <alias | hf:org/repo/file.gguf | URL>,
            list, rm <name> (navi model help)
   llamacpp the embedded llama.cpp runtime: install, status (navi llamacpp help)
+  data     where the database, session files and vault are; move: into the data folder
+  backup   copy the data into a folder, safe while Navi runs: backup [DEST]
+  restore  put a backup in place of the current data (Navi stopped): restore SRC
+  service  a systemd user unit for navi serve: service install [--write] [--force]
   help     show this text
 
 Configuration comes from the environment and an optional .env file (see README.md).`;
 
-const COMMANDS = ['serve', 'doctor', 'pair', 'vault', 'model', 'llamacpp'];
+const COMMANDS = [
+  'serve',
+  'doctor',
+  'pair',
+  'vault',
+  'model',
+  'llamacpp',
+  'data',
+  'backup',
+  'restore',
+  'service',
+];
 
 export async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
@@ -66,6 +87,22 @@ export async function main(argv: string[]): Promise<number> {
     const { runLlamacpp } = await import('./llamacpp.js');
     return runLlamacpp(settings, argv.slice(1), process);
   }
+  if (command === 'data') {
+    const { runData } = await import('./data.js');
+    return runData(settings, argv.slice(1), process);
+  }
+  if (command === 'backup') {
+    const { runBackup } = await import('./backup.js');
+    return runBackup(settings, argv.slice(1), process);
+  }
+  if (command === 'restore') {
+    const { runRestore } = await import('./restore.js');
+    return runRestore(settings, argv.slice(1), process);
+  }
+  if (command === 'service') {
+    const { runService } = await import('./service.js');
+    return runService(settings, argv.slice(1), environment, process);
+  }
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');
     return runDoctor(settings, process.stdout, secrets);
@@ -87,6 +124,11 @@ async function serve(
 ): Promise<number> {
   const { createServices } = await import('../server/create-services.js');
   const { buildApp } = await import('../server/app.js');
+  // An install from before the data folder keeps its data in the working folder; say so each
+  // start, with the command that moves it, until it is moved or named by settings.
+  const { dataLocation, legacyDataNotice } = await import('../config/data-location.js');
+  const notice = legacyDataNotice(dataLocation(settings, settingOrigins(settings)));
+  if (notice) logger.warn(notice);
   try {
     const { ensureWebBuild } = await import('./web-build.js');
     const build = await ensureWebBuild({ logger });

@@ -10,6 +10,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { placeDataFiles } from './data-location.js';
 import { ownedSettingsPath, readOwnedSettings } from './owned-settings.js';
 import { parsePrivatePolicy } from './private-policy.js';
 
@@ -169,6 +170,9 @@ const variables = {
   CLAIM_CHECK_ENABLED: [bool, 'true'],
   LLM_CONNECT_TIMEOUT_MS: [int(100, 600_000), '10000'],
   LLM_IDLE_TIMEOUT_MS: [int(100, 3_600_000), '300000'],
+  // The data files (DB_PATH, SESSION_FILES_DIR and the vault's GNEXUS_* paths): left unset, the
+  // `navi` command puts each in the data folder, or keeps it in the working folder of an install
+  // from before the data folder (data-location.ts); these defaults are their names there.
   DB_PATH: [nonEmpty, 'navi.db'],
   // A database URL may carry a password (postgres://user:password@host/db).
   DATABASE_URL: [text, '', secret],
@@ -331,6 +335,12 @@ export interface LoadOptions {
    * never reads the person's file.
    */
   settingsFile?: boolean;
+  /**
+   * Place the data files left unset (data-location.ts) in the data folder, or in `cwd` for an
+   * older install. Default: when `cwd` is given; otherwise they stay names relative to the
+   * process's working folder.
+   */
+  dataFiles?: boolean;
 }
 
 /**
@@ -375,6 +385,8 @@ export function loadSettings(
   out.NAVI_DATA_DIR = dataDir;
   out.NAVI_MODELS_DIR ||= join(dataDir, 'models');
   out.LLAMACPP_RUNTIME_DIR ||= join(dataDir, 'runtime');
+  if (options.dataFiles ?? cwd !== undefined)
+    placeDataFiles(out, (name) => origins[name] === 'default', dataDir, cwd ?? process.cwd());
   return freezeWithOrigins(out, origins);
 }
 

@@ -80,14 +80,16 @@ export interface NaviRun {
 
 /**
  * Runs `navi <args>` in `cwd` and resolves when it has ended. The environment is `env` on top of
- * PATH, HOME and LOG_LEVEL=ERROR only, so the caller's own settings cannot leak in. A command
- * still running after 60 s is killed, and resolves with its code null.
+ * PATH, HOME, LOG_LEVEL=ERROR and NAVI_DATA_DIR=`cwd` only, so the caller's own settings cannot
+ * leak in and nothing is read from or written to the developer's own data folder: the data files
+ * a test leaves unset land in `cwd`, the test's folder. A command still running after 60 s is
+ * killed, and resolves with its code null.
  */
 export function runNavi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<NaviRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
       cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', NAVI_DATA_DIR: cwd, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -4,6 +4,7 @@
  * kept read-only, so a file write can never bypass the tools that ask the user first.
  */
 import { resolve } from 'node:path';
+import { backupsDir } from '../../config/data-location.js';
 import { ownedSettingsPath } from '../../config/owned-settings.js';
 import type { Settings } from '../../config/settings.js';
 import { pendingKeyFile } from '../../vault/key-source.js';
@@ -77,8 +78,8 @@ const withJournals = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journ
 /**
  * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, the
  * settings file Navi owns (it may hold an API key, and names the servers conversations go to),
- * and the vault: its database, its key file (with the one a key rotation writes beside it) and
- * its audit log.
+ * the vault: its database, its key file (with the one a key rotation writes beside it) and
+ * its audit log, and the backups folder in the data folder, which holds copies of them all.
  */
 export function naviSecretFiles(settings: NaviSecretFileSettings, cwd = process.cwd()): string[] {
   const at = (p: string) => resolve(cwd, p);
@@ -92,6 +93,7 @@ export function naviSecretFiles(settings: NaviSecretFileSettings, cwd = process.
     keyFile,
     pendingKeyFile(keyFile),
     at(settings.GNEXUS_AUDIT_LOG),
+    backupsDir(at(settings.NAVI_DATA_DIR)),
   ];
 }
 
