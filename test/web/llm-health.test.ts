@@ -5,8 +5,9 @@
  * visible. The status comes from a stand-in load function behind the real LlmStatusWatch; the
  * timers are vitest's fake ones, so nothing waits on the clock.
  */
-import type { LlmStatus } from '@protocol/rest.js';
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { LlmStatus } from '../../src/protocol/rest.js';
 import {
   checkIntervalMs,
   DEFAULT_CHECK_MS,

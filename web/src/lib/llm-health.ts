@@ -6,8 +6,9 @@
  * view; the banner goes once the model answers. A run that fails with an LLM error has it asked
  * at once too, which is how a model that stops answering is noticed.
  */
-import type { LlmBackendId, LlmStatus } from '@protocol/rest.js';
+
 import type { InjectionKey } from 'vue';
+import type { LlmBackendId, LlmStatus } from '../../../src/protocol/rest.js';
 import type { LlmStatusWatch } from './setup.js';
 
 /** How often the status is asked while the page is visible. */
