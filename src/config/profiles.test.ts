@@ -67,3 +67,47 @@ describe('ProfileRegistry.fromDirectory with a backends section', () => {
     ]);
   });
 });
+
+describe('ProfileRegistry.reload', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the folder again in place: changed, added and broken files, and the file of each profile', () => {
+    dir = mkdtempSync(join(tmpdir(), 'navi-profiles-'));
+    writeFileSync(join(dir, 'a-file.json'), JSON.stringify({ id: 'alpha', name: 'Alpha' }));
+    const registry = ProfileRegistry.fromDirectory(dir, 'alpha');
+    const held = registry;
+    expect(registry.fileOf('alpha')).toBe('a-file.json');
+    expect(registry.directory).toBe(dir);
+
+    writeFileSync(join(dir, 'a-file.json'), JSON.stringify({ id: 'alpha', name: 'Alpha, edited' }));
+    writeFileSync(join(dir, 'beta.json'), JSON.stringify({ id: 'beta', name: 'Beta' }));
+    writeFileSync(join(dir, 'broken.json'), '{ not json');
+    const errors = registry.reload();
+    expect(held.get('alpha')?.name).toBe('Alpha, edited');
+    expect(held.list().map((p) => p.id)).toEqual(['alpha', 'beta']);
+    expect(held.fileOf('beta')).toBe('beta.json');
+    expect(errors.map((e) => e.file)).toEqual(['broken.json']);
+    expect(held.errors).toEqual(errors);
+
+    rmSync(join(dir, 'broken.json'));
+    registry.reload();
+    expect(registry.errors).toEqual([]);
+  });
+
+  it('falls back to the built-in profile when no file is valid any more, and leaves an in-memory registry alone', () => {
+    dir = mkdtempSync(join(tmpdir(), 'navi-profiles-'));
+    writeFileSync(join(dir, 'only.json'), JSON.stringify({ id: 'only', name: 'Only' }));
+    const registry = ProfileRegistry.fromDirectory(dir, 'only');
+    writeFileSync(join(dir, 'only.json'), JSON.stringify({ id: 'only' }));
+    expect(registry.reload()).toEqual([
+      { file: 'only.json', error: 'name: is missing: it takes text (in quotes)' },
+    ]);
+    expect(registry.list().map((p) => p.id)).toEqual(['secretary']);
+    expect(registry.fileOf('secretary')).toBeUndefined();
+
+    const inMemory = new ProfileRegistry([profileSchema.parse({ id: 'm', name: 'M' })], 'm');
+    expect(inMemory.reload()).toEqual([]);
+    expect(inMemory.list().map((p) => p.id)).toEqual(['m']);
+  });
+});

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { describeProfileIssues } from './profile-issues.js';
 
 /**
  * The tools that may use vault secrets by reference when a profile names none: the ones that
@@ -48,8 +49,11 @@ const backendsSchema = z
   })
   .default({});
 
+/** What a profile id may be; it also names the profile's file, so it never holds a path. */
+export const PROFILE_ID_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
 export const profileSchema = z.object({
-  id: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'id: letters, digits, _ and - only (1–64)'),
+  id: z.string().regex(PROFILE_ID_PATTERN, 'must be 1 to 64 letters, digits, _ and - only'),
   name: z.string().min(1).max(200),
   /** What the profile is for, in a sentence or two: the new-chat dialog and the header show it. */
   description: z.string().max(500).default(''),
@@ -91,9 +95,43 @@ export interface ProfileLoadError {
   error: string;
 }
 
+/** A profile and the file in PROFILES_DIR it came from. */
+export interface LoadedProfile {
+  profile: Profile;
+  file: string;
+}
+
+/** Reads every `*.json` of `dir`; unreadable or invalid files land in `errors`. */
+function readProfiles(dir: string): { loaded: LoadedProfile[]; errors: ProfileLoadError[] } {
+  const loaded: LoadedProfile[] = [];
+  const errors: ProfileLoadError[] = [];
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
+  } catch (err) {
+    errors.push({ file: dir, error: `cannot read profiles folder: ${(err as Error).message}` });
+  }
+  for (const file of files) {
+    try {
+      const input: unknown = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+      const parsed = profileSchema.safeParse(input);
+      if (parsed.success) loaded.push({ profile: parsed.data, file });
+      else errors.push({ file, error: describeProfileIssues(parsed.error, input) });
+    } catch (err) {
+      errors.push({ file, error: (err as Error).message });
+    }
+  }
+  return { loaded, errors };
+}
+
 export class ProfileRegistry {
   private readonly profiles = new Map<string, Profile>();
+  private readonly files = new Map<string, string>();
   readonly errors: ProfileLoadError[] = [];
+  /** The folder the profiles were read from (none for a registry built in memory). */
+  private dir: string | undefined;
 
   constructor(
     profiles: Profile[],
@@ -104,33 +142,39 @@ export class ProfileRegistry {
 
   /** Loads every `*.json` of `dir`; unreadable or invalid files land in `errors`. */
   static fromDirectory(dir: string, defaultId: string): ProfileRegistry {
-    const loaded: Profile[] = [];
-    const errors: ProfileLoadError[] = [];
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir)
-        .filter((f) => f.endsWith('.json'))
-        .sort();
-    } catch (err) {
-      errors.push({ file: dir, error: `cannot read profiles folder: ${(err as Error).message}` });
-    }
-    for (const file of files) {
-      try {
-        const parsed = profileSchema.safeParse(JSON.parse(readFileSync(join(dir, file), 'utf8')));
-        if (parsed.success) loaded.push(parsed.data);
-        else
-          errors.push({
-            file,
-            error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-          });
-      } catch (err) {
-        errors.push({ file, error: (err as Error).message });
-      }
-    }
-    const registry = new ProfileRegistry(loaded, defaultId);
-    registry.errors.push(...errors);
-    if (loaded.length === 0) registry.profiles.set(fallbackProfile.id, fallbackProfile);
+    const registry = new ProfileRegistry([], defaultId);
+    registry.dir = dir;
+    registry.reload();
     return registry;
+  }
+
+  /**
+   * Reads the profiles folder again and replaces what the registry holds, in place, so every
+   * holder of the registry (the agent, the tools) sees the new profiles from its next lookup.
+   * Returns the files that failed (also in `errors`). A registry built in memory keeps its own.
+   */
+  reload(): ProfileLoadError[] {
+    if (this.dir === undefined) return [];
+    const { loaded, errors } = readProfiles(this.dir);
+    this.profiles.clear();
+    this.files.clear();
+    for (const { profile, file } of loaded) {
+      this.profiles.set(profile.id, profile);
+      this.files.set(profile.id, file);
+    }
+    if (loaded.length === 0) this.profiles.set(fallbackProfile.id, fallbackProfile);
+    this.errors.splice(0, this.errors.length, ...errors);
+    return errors;
+  }
+
+  /** The folder the profiles come from, if they came from one. */
+  get directory(): string | undefined {
+    return this.dir;
+  }
+
+  /** The file in the profiles folder that holds profile `id`, if it came from one. */
+  fileOf(id: string): string | undefined {
+    return this.files.get(id);
   }
 
   get(id: string): Profile | undefined {

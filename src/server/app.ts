@@ -33,6 +33,7 @@ import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
 import { pairingRoutes } from './routes/pairing.js';
+import { profileRoutes } from './routes/profiles.js';
 import { recallRoutes } from './routes/recalls.js';
 import { searchRoutes } from './routes/search.js';
 import { sessionTransferRoutes } from './routes/session-transfer.js';
@@ -133,6 +134,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(authRoutes, context);
   app.register(pairingRoutes, context);
   app.register(agentRoutes, context);
+  app.register(profileRoutes, context);
   app.register(mcpRoutes, context);
   app.register(sessionRoutes, context);
   app.register(sessionTransferRoutes, context);

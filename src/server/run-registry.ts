@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { AgentApi, RunInput } from '../agent/types.js';
+import type { AgentEvent } from '../protocol/events.js';
 import { AgentRun } from './agent-run.js';
 import { ApiError } from './errors.js';
 import type { RunSubscriber } from './run-subscriber.js';
@@ -74,6 +75,15 @@ export class RunRegistry {
       current?.delete(subscriber);
       if (current && current.size === 0) this.watchers.delete(sessionId);
     };
+  }
+
+  /**
+   * Sends an event that belongs to no run (a profile changed between runs) to every socket
+   * watching the session, as it is: without `run_id` and `seq`.
+   */
+  notify(sessionId: string, event: AgentEvent): void {
+    const json = JSON.stringify(event);
+    for (const watcher of [...(this.watchers.get(sessionId) ?? [])]) watcher.deliver(event, json);
   }
 
   /** Stops the session's run. False when nothing was running. */

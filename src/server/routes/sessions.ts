@@ -1,8 +1,10 @@
 /** /sessions: create, list, read, rename, pin and delete sessions (docs/protocol.md#rest). */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
+import type { EventOf } from '../../protocol/events.js';
 import type { ModelChoice, SessionDetail, SessionSummary } from '../../protocol/rest.js';
 import type { SessionPatch } from '../../store/types.js';
+import { switchProfile } from '../../tools/builtin/switch-profile.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { requireSession } from '../session-lookup.js';
@@ -97,7 +99,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
 
   app.patch<{
     Params: { id: string };
-    Body: { title?: string; pinned?: boolean; model?: ModelChoice | null };
+    Body: { title?: string; pinned?: boolean; model?: ModelChoice | null; profile_id?: string };
   }>(
     '/sessions/:id',
     {
@@ -109,6 +111,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
             title: { type: 'string', maxLength: 10_000 },
             pinned: { type: 'boolean' },
             model: modelSchema,
+            profile_id: { type: 'string', minLength: 1, maxLength: 64 },
           },
           additionalProperties: false,
           minProperties: 1,
@@ -121,8 +124,29 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       if (request.body.title !== undefined) patch.title = normaliseTitle(request.body.title);
       if (request.body.pinned !== undefined) patch.pinned = request.body.pinned;
       if (request.body.model !== undefined) patch.model_override = checkModelChoice(request.body.model);
+      let switched: EventOf<'profile_switched'> | undefined;
+      if (request.body.profile_id !== undefined) {
+        // A run reads its profile once, at its start: a change under it would reach only part of it.
+        if (runs.get(session.id))
+          throw new ApiError('RUN_ACTIVE', 'the profile can change once the answer is finished or stopped');
+        const result = await switchProfile(
+          services.profiles,
+          session.profile_id,
+          request.body.profile_id,
+          async (profile) => {
+            patch.profile_id = profile.id;
+          },
+        );
+        if (result.status === 'unknown')
+          throw new ApiError(
+            'UNKNOWN_PROFILE',
+            `"${result.id}"; choose one of ${result.known.join(', ')} (GET /agents/profiles)`,
+          );
+        if (result.status === 'switched') switched = result.event;
+      }
       const updated = await services.sessions.update(session.id, patch);
       if (!updated) throw new ApiError('SESSION_NOT_FOUND');
+      if (switched) runs.notify(session.id, switched);
       return updated;
     },
   );

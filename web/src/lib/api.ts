@@ -16,6 +16,7 @@ import type {
   ModelChoice,
   ModelDownload,
   PairReply,
+  ProfileDocument,
   ProfileSummary,
   RecallList,
   RecallSummary,
@@ -114,6 +115,11 @@ export const api = {
     request<unknown>('PATCH', `/sessions/${encodeURIComponent(id)}/pin`, { pinned }),
   deleteSession: (id: string) => request<void>('DELETE', `/sessions/${encodeURIComponent(id)}`),
   listProfiles: () => request<ProfileSummary[]>('GET', '/agents/profiles'),
+  getProfile: (id: string) => request<ProfileDocument>('GET', `/agents/profiles/${encodeURIComponent(id)}`),
+  saveProfile: (id: string, profile: unknown) =>
+    request<ProfileDocument>('PUT', `/agents/profiles/${encodeURIComponent(id)}`, { profile }),
+  setSessionProfile: (id: string, profileId: string) =>
+    request<SessionSummary>('PATCH', `/sessions/${encodeURIComponent(id)}`, { profile_id: profileId }),
   stopRun: (id: string) => request<{ stopped: boolean }>('POST', `/sessions/${encodeURIComponent(id)}/stop`),
   listRecalls: (id: string) => request<RecallList>('GET', `/sessions/${encodeURIComponent(id)}/recalls`),
   // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
