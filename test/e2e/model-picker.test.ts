@@ -192,6 +192,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: the mo
     expect(await flag.textContent()).toContain('Not verified: no tool call in this turn did this.');
     expect(await flag.getByTestId('claim').allTextContents()).toEqual(['“I have saved the file.”']);
     expect(await page.getByTestId('error').count()).toBe(0);
+    expect(await page.getByTestId('failed-turn').count()).toBe(0);
     // The model was offered no tools.
     const chat = server().requests.find((r) => r.kind === 'chat');
     expect(chat?.body.tools ?? []).toEqual([]);
