@@ -34,7 +34,7 @@ export const BACKUP_USAGE = `Usage: navi backup [DEST]
 Copies Navi's data into the folder DEST (default: <NAVI_DATA_DIR>/backups/navi-<UTC time>): the
 database, the session files, the vault's database, key file and audit log, and settings.json,
 with a manifest.json saying what is there. Safe while Navi is running. Restore it with
-\`navi restore DEST\`. The copy holds the vault's key file: keep it as private as the data.`;
+navi restore DEST. The copy holds the vault's key file: keep it as private as the data.`;
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -56,7 +56,7 @@ export async function runBackup(settings: Settings, args: string[], io: CliIo): 
   try {
     if (args.length > 1 || args[0]?.startsWith('-'))
       throw new CliRefusal(
-        `\`navi backup\` takes at most one argument, the folder to write; got ${args.map((a) => JSON.stringify(a)).join(' ')}`,
+        `navi backup takes at most one argument, the folder to write; got ${args.map((a) => JSON.stringify(a)).join(' ')}`,
       );
     const dest = resolve(args[0] ?? join(backupsDir(settings.NAVI_DATA_DIR), `navi-${fileStamp()}`));
     const manifest = await backup(settings, dest);

@@ -59,7 +59,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
       return 0;
     }
     if (rest.length > 0)
-      throw new CliRefusal(`\`navi data ${command}\` takes no arguments; run \`navi data help\``);
+      throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
     if (command === 'where') {
       const location = dataLocation(settings, settingOrigins(settings));
       io.stdout.write(`${describeDataLocation(settings).join('\n')}\n`);
@@ -71,7 +71,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
       for (const line of await moveData(settings)) io.stdout.write(`${line}\n`);
       return 0;
     }
-    throw new CliRefusal(`unknown command "${command}"; run \`navi data help\``);
+    throw new CliRefusal(`unknown command "${command}"; run navi data help`);
   } catch (err) {
     if (!(err instanceof CliRefusal)) throw err;
     io.stderr.write(`navi data: ${err.message}\n`);
@@ -92,7 +92,7 @@ export async function moveData(settings: Settings, cwd = process.cwd()): Promise
       ...describeDataLocation(settings, cwd),
     ];
   const busy = await naviUsingData(settings);
-  if (busy) throw new CliRefusal(`${busy}, then run \`navi data move\` again`);
+  if (busy) throw new CliRefusal(`${busy}, then run navi data move again`);
 
   const moves: { from: string; to: string; setting: string }[] = [];
   for (const f of location.legacy) {

@@ -27,7 +27,7 @@ import { naviUsingData } from './navi-running.js';
 
 export const RESTORE_USAGE = `Usage: navi restore SRC
 
-Puts the backup in the folder SRC (written by \`navi backup\`) in place of Navi's current data,
+Puts the backup in the folder SRC (written by navi backup) in place of Navi's current data,
 at the places the settings name (DB_PATH, SESSION_FILES_DIR, the GNEXUS_* paths, NAVI_DATA_DIR).
 Stop Navi first. The current files are moved to <NAVI_DATA_DIR>/backups/before-restore-<time>/;
 parts the backup does not hold are left as they are.`;
@@ -41,7 +41,7 @@ export async function runRestore(settings: Settings, args: string[], io: CliIo):
   try {
     if (args.length !== 1 || args[0]?.startsWith('-'))
       throw new CliRefusal(
-        '`navi restore` takes one argument, the backup folder `navi backup` wrote; run `navi restore help`',
+        'navi restore takes one argument, the backup folder navi backup wrote; run navi restore help',
       );
     const report = await restore(settings, resolve(args[0] as string));
     io.stdout.write(`Restored the backup of ${report.manifest.created_at} from ${report.src}\n`);
@@ -69,7 +69,7 @@ export interface RestoreReport {
 export async function restore(settings: Settings, src: string): Promise<RestoreReport> {
   const manifest = checkBackup(src);
   const busy = await naviUsingData(settings);
-  if (busy) throw new CliRefusal(`${busy}, then run \`navi restore\` again`);
+  if (busy) throw new CliRefusal(`${busy}, then run navi restore again`);
 
   const items = new Map(dataItems(settings).map((i) => [i.item, i]));
   const stamp = fileStamp();
@@ -134,18 +134,18 @@ const MAX_MANIFEST_BYTES = 64 * 1024;
 /** The manifest of the backup folder `src`, once every part it lists is there whole. */
 export function checkBackup(src: string): BackupManifest {
   if (!existsSync(src))
-    throw new CliRefusal(`there is no folder ${src}; name the folder \`navi backup\` wrote`);
+    throw new CliRefusal(`there is no folder ${src}; name the folder navi backup wrote`);
   if (!lstatSync(src).isDirectory())
-    throw new CliRefusal(`${src} is a file; name the folder \`navi backup\` wrote, not a file in it`);
+    throw new CliRefusal(`${src} is a file; name the folder navi backup wrote, not a file in it`);
   const manifestPath = join(src, MANIFEST_FILE);
   if (!existsSync(manifestPath))
     throw new CliRefusal(
-      `${src} has no ${MANIFEST_FILE}, so it is not a backup made by \`navi backup\` (or one that was cut short); name another folder`,
+      `${src} has no ${MANIFEST_FILE}, so it is not a backup made by navi backup (or one that was cut short); name another folder`,
     );
   const manifestBytes = lstatSync(manifestPath).size;
   if (manifestBytes > MAX_MANIFEST_BYTES)
     throw new CliRefusal(
-      `${manifestPath} is not a Navi backup manifest: it is ${manifestBytes} bytes, and a manifest is a few hundred; name the folder \`navi backup\` wrote`,
+      `${manifestPath} is not a Navi backup manifest: it is ${manifestBytes} bytes, and a manifest is a few hundred; name the folder navi backup wrote`,
     );
   const parsed = parseManifest(readFileSync(manifestPath, 'utf8'));
   if (!parsed.ok) throw new CliRefusal(`${manifestPath} is not a Navi backup manifest: ${parsed.problem}`);

@@ -12,7 +12,7 @@ import { type CliIo, CliRefusal } from './backup.js';
 
 export const SERVICE_USAGE = `Usage: navi service install [--write] [--force]
 
-Prints a systemd user unit that runs \`navi serve\` from this folder. With --write it is saved as
+Prints a systemd user unit that runs navi serve from this folder. With --write it is saved as
 $XDG_CONFIG_HOME/systemd/user/navi.service (~/.config/...); a different file already there is
 kept unless --force is given. Settings go in the optional environment file
 $XDG_CONFIG_HOME/navi/env (KEY=value lines), or in .env in this folder.`;
@@ -135,11 +135,11 @@ export async function runService(
       return command === undefined ? 1 : 0;
     }
     if (command !== 'install')
-      throw new CliRefusal(`unknown command "${command}"; run \`navi service help\``);
+      throw new CliRefusal(`unknown command "${command}"; run navi service help`);
     const unknown = flags.filter((f) => f !== '--write' && f !== '--force');
     if (unknown.length > 0)
       throw new CliRefusal(
-        `\`navi service install\` takes --write and --force only, not ${unknown.join(' ')}`,
+        `navi service install takes --write and --force only, not ${unknown.join(' ')}`,
       );
     const paths = currentServicePaths(settings, env);
     const unit = serviceUnit(paths);

@@ -196,7 +196,7 @@ describe('navi backup and navi restore', () => {
       await restore(target),
       'restore',
       'has no manifest.json',
-      'not a backup made by `navi backup`',
+      'not a backup made by navi backup',
     );
     const notJson = broken('not-json', (f) => writeFileSync(join(f, 'manifest.json'), '{"format": "navi-b'));
     expectRefusal(await restore(notJson), 'restore', 'is not a Navi backup manifest: it is not JSON');
