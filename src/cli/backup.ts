@@ -177,7 +177,7 @@ async function copyDatabase(source: string, target: string): Promise<void> {
     const problems = checkIntegrity(copy);
     if (problems.length > 0)
       throw new CliRefusal(
-        `the copy of ${source} fails SQLite's integrity check (${problems[0]}); the database itself may be damaged: run \`npx navi doctor\``,
+        `the copy of ${source} fails SQLite's integrity check (${problems[0]}); the database itself may be damaged: run npx navi doctor`,
       );
   } finally {
     copy.close();

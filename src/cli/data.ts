@@ -148,6 +148,6 @@ export function checkDataLocation(settings: Settings, cwd = process.cwd()): Chec
   return {
     name: 'data',
     level: 'warn',
-    detail: `${detail}; ${location.legacy.map((f) => f.path).join(', ')} in the working folder, where older installs kept it: stop Navi and run \`npx navi data move\` to move it into the data folder`,
+    detail: `${detail}; ${location.legacy.map((f) => f.path).join(', ')} in the working folder, where older installs kept it: stop Navi and run npx navi data move to move it into the data folder`,
   };
 }

@@ -69,7 +69,7 @@ export async function naviUsingData(
   settings: Pick<Settings, 'NAVI_HOST' | 'NAVI_PORT' | 'DB_PATH' | 'GNEXUS_VAULT_PATH'>,
 ): Promise<string | undefined> {
   if (await naviAnswersOn(settings.NAVI_HOST, settings.NAVI_PORT))
-    return `a Navi is serving on ${settings.NAVI_HOST}:${settings.NAVI_PORT}; stop it first (Ctrl-C, or \`systemctl --user stop navi\`)`;
+    return `a Navi is serving on ${settings.NAVI_HOST}:${settings.NAVI_PORT}; stop it first (Ctrl-C, or systemctl --user stop navi)`;
   for (const file of [settings.DB_PATH, settings.GNEXUS_VAULT_PATH]) {
     if (databaseInUse(file))
       return `${file} is open in another process (a Navi on another port, or its gnexus-creds server); stop it first`;

@@ -152,7 +152,7 @@ export async function runService(
     const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
     if (current !== undefined && current !== unit && !flags.includes('--force'))
       throw new CliRefusal(
-        `${file} exists and differs from this unit (another checkout or an edited copy); run \`npx navi service install\` to see the new one, and add --force to replace it`,
+        `${file} exists and differs from this unit (another checkout or an edited copy); run npx navi service install to see the new one, and add --force to replace it`,
       );
     if (current !== unit) {
       mkdirSync(dirname(file), { recursive: true });

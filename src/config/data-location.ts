@@ -109,7 +109,7 @@ export function legacyDataNotice(location: DataLocation): string | undefined {
   const names = location.legacy.map((f) => f.path).join(', ');
   return (
     `Navi's data is in the working folder, where installs before the data folder kept it: ${names}. ` +
-    `New installs keep it in ${location.dataDir}. To move it there, stop Navi and run \`npx navi data move\` ` +
+    `New installs keep it in ${location.dataDir}. To move it there, stop Navi and run npx navi data move ` +
     '(or set DB_PATH, SESSION_FILES_DIR and the GNEXUS_* paths to keep it where it is); see docs/running.md.'
   );
 }
