@@ -13,6 +13,7 @@ interface Group {
 const groups: Group[] = [
   { name: 'relay', run: async () => (await import('./relay.js')).benchRelay() },
   { name: 'sessions', run: async () => (await import('./sessions.js')).benchSessions() },
+  { name: 'search', run: async () => (await import('./search.js')).benchSearch() },
   { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
   { name: 'budget', run: async () => (await import('./tool-budget.js')).benchToolBudget() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },

@@ -102,9 +102,9 @@ export interface SearchStore {
   /**
    * What matches the words of `text`, best first, at most `limit` (clamped to 1…50). `text` is
    * plain words typed by a person: any characters at all are allowed, none has a meaning of its
-   * own, and the last word also matches as the start of a longer one (typing "deplo" finds
-   * "deployment"). Every word must match. Text with no word in it finds nothing (no error).
-   * A title match weighs more than a match in a message.
+   * own, and the last word, while it is being typed (no space after it), also matches as the
+   * start of a longer one ("deplo" finds "deployment"). Every word must match. Text with no
+   * word in it finds nothing (no error). A title match weighs more than a match in a message.
    */
   search(text: string, limit: number): Promise<SearchHit[]>;
 }

@@ -7,7 +7,7 @@ import type { BufferedMessage, StoredMessage } from '../types.js';
 import { openDatabase } from './database.js';
 import { createSqliteStores, type SqliteStores } from './index.js';
 import { migrations } from './migrations/index.js';
-import { parseSnippet, SqliteSearchStore, toSearchQuery } from './search-store.js';
+import { parseSnippet, RANK_WINDOW, SqliteSearchStore, toSearchQuery } from './search-store.js';
 import { SqliteSessionStore } from './session-store.js';
 
 let dir: string;
@@ -47,6 +47,11 @@ describe('toSearchQuery', () => {
   it('quotes every word, requires all of them and lets the last one be a prefix', () => {
     expect(toSearchQuery('deploy the serv')).toBe('"deploy" "the" "serv"*');
     expect(toSearchQuery('x')).toBe('"x"');
+  });
+
+  it('takes a last word followed by a space or punctuation as finished, not a prefix', () => {
+    expect(toSearchQuery('deploy the serv ')).toBe('"deploy" "the" "serv"');
+    expect(toSearchQuery('serv?')).toBe('"serv"');
   });
 
   it('turns FTS syntax into plain words or nothing', () => {
@@ -136,6 +141,20 @@ describe('SqliteSearchStore', () => {
       'sourdough sourdough bread',
       expect.stringContaining('mentions sourdough only once'),
     ]);
+  });
+
+  it('ranks the newest matches of a word found everywhere, and still finds a rare word however old', async () => {
+    const oldest = msg('user', 'common common common and the unique quasar');
+    await session('s1', '', [oldest]);
+    await session(
+      's2',
+      '',
+      Array.from({ length: RANK_WINDOW + 10 }, (_, i) => msg('user', `common filler words number ${i}`)),
+    );
+    const common = await stores.search.search('common', 5);
+    expect(common).toHaveLength(5);
+    expect(common.map((h) => h.message_id)).not.toContain(oldest.id);
+    expect((await stores.search.search('quasar', 5)).map((h) => h.message_id)).toEqual([oldest.id]);
   });
 
   it('cuts a long message to a snippet around the match', async () => {

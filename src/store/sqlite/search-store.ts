@@ -1,8 +1,9 @@
 /**
  * SearchStore on SQLite: the FTS5 index of migration 007 (session titles and display messages,
  * kept current by triggers). Ranked by bm25 with a title match weighing more than a match in a
- * message; snippets come from FTS5 `snippet()` with private-use marker characters, turned here
- * into plain text and `[start, end)` offsets so nothing downstream ever parses HTML.
+ * message, among the newest `RANK_WINDOW` matches; snippets come from FTS5 `snippet()` with
+ * private-use marker characters, turned here into plain text and `[start, end)` offsets so
+ * nothing downstream ever parses HTML.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { SearchHit, SessionMessage } from '../../protocol/rest.js';
@@ -21,6 +22,13 @@ const MIN_PREFIX_LENGTH = 2;
 const SNIPPET_TOKENS = 14;
 /** bm25 weights of the columns (title, body): a title hit counts this much more. */
 const TITLE_WEIGHT = 4;
+/**
+ * How many of the newest matches are ranked. Scoring every match of a word found in most
+ * conversations (or of a two-letter prefix being typed) costs a few hundred milliseconds over
+ * 100 000 messages; the newest matches cost a few (see `npm run bench -- search`). Fewer
+ * matches than this are all ranked, so a specific word finds its message however old it is.
+ */
+export const RANK_WINDOW = 2_000;
 
 /** The marks snippet() puts around a match: char(57344) and char(57345) in the query. */
 const OPEN = '\uE000';
@@ -28,13 +36,15 @@ const CLOSE = '\uE001';
 
 /**
  * The FTS5 query for `text`: every word quoted (so nothing in it is syntax) and required, the
- * last one also as a prefix. Null when `text` holds no word.
+ * last one also as a prefix while it is being typed (the text ends inside it, not with a space
+ * or punctuation). Null when `text` holds no word.
  */
 export function toSearchQuery(text: string): string | null {
   const words = ftsWords(text, MAX_SEARCH_TERMS);
   if (words.length === 0) return null;
+  const typing = /[\p{L}\p{N}]$/u.test(text);
   return words
-    .map((w, i) => ftsTerm(w, i === words.length - 1 && [...w].length >= MIN_PREFIX_LENGTH))
+    .map((w, i) => ftsTerm(w, typing && i === words.length - 1 && [...w].length >= MIN_PREFIX_LENGTH))
     .join(' ');
 }
 
@@ -67,9 +77,9 @@ export function parseSnippet(marked: string): { snippet: string; highlights: [nu
   return { snippet: out, highlights };
 }
 
-interface MatchRow {
+interface ScoreRow {
   docid: number;
-  marked: string;
+  score: number;
 }
 
 interface DocRow {
@@ -81,20 +91,26 @@ interface DocRow {
 }
 
 export class SqliteSearchStore implements SearchStore {
-  private readonly match: Statement<{ query: string; limit: number }, MatchRow>;
+  private readonly scores: Statement<{ query: string; window: number }, ScoreRow>;
+  private readonly snippet: Statement<{ query: string; docid: number }, string>;
   private readonly doc: Statement<[number], DocRow>;
 
   constructor(db: Database) {
-    // ORDER BY rank lets FTS5 sort by the configured bm25 itself and stop at the limit, so
-    // snippet() runs only for the rows returned.
-    this.match = db.prepare(
-      `SELECT rowid AS docid,
-              snippet(search_fts, -1, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS marked
-       FROM search_fts
-       WHERE search_fts MATCH @query AND rank MATCH 'bm25(${TITLE_WEIGHT}.0, 1.0)'
-       ORDER BY rank
-       LIMIT @limit`,
+    // Newest first (docids grow with every insert), so FTS5 walks the doclists from their end
+    // and stops at the window instead of scoring every match.
+    this.scores = db.prepare(
+      `SELECT rowid AS docid, bm25(search_fts, ${TITLE_WEIGHT}.0, 1.0) AS score
+       FROM search_fts WHERE search_fts MATCH @query
+       ORDER BY rowid DESC LIMIT @window`,
     );
+    // better-sqlite3 binds a JS number as REAL, and FTS5 ignores `rowid = <real>` beside MATCH
+    // (every match comes back): the CAST makes it the integer FTS5 filters by.
+    this.snippet = db
+      .prepare<{ query: string; docid: number }, string>(
+        `SELECT snippet(search_fts, -1, char(57344), char(57345), '…', ${SNIPPET_TOKENS})
+         FROM search_fts WHERE search_fts MATCH @query AND rowid = CAST(@docid AS INTEGER)`,
+      )
+      .pluck();
     this.doc = db.prepare(
       `SELECT d.session_id, s.title AS session_title, d.message_id, d.role, d.created_at
        FROM search_docs d JOIN sessions s ON s.id = d.session_id
@@ -106,12 +122,18 @@ export class SqliteSearchStore implements SearchStore {
     const query = toSearchQuery(text);
     if (query === null) return [];
     const capped = Math.min(MAX_SEARCH_LIMIT, Math.max(1, Math.floor(limit) || 1));
+    // bm25 is lower for better matches; among equals the newer comes first.
+    const best = this.scores
+      .all({ query, window: RANK_WINDOW })
+      .sort((a, b) => a.score - b.score || b.docid - a.docid)
+      .slice(0, capped);
     const hits: SearchHit[] = [];
-    for (const row of this.match.all({ query, limit: capped })) {
-      const doc = this.doc.get(row.docid);
+    for (const { docid } of best) {
+      const doc = this.doc.get(docid);
+      const marked = this.snippet.get({ query, docid });
       // The triggers keep both tables in step; a row without its document is skipped, not shown.
-      if (!doc) continue;
-      hits.push({ ...doc, ...parseSnippet(row.marked) });
+      if (!doc || marked === undefined) continue;
+      hits.push({ ...doc, ...parseSnippet(marked) });
     }
     return hits;
   }

@@ -20,6 +20,7 @@ import type {
   ProfileSummary,
   RecallList,
   RecallSummary,
+  SearchResults,
   SessionDetail,
   SessionMessage,
   SessionSummary,
@@ -172,6 +173,15 @@ export const api = {
   runtimeStatus: () => request<LlamacppRuntimeStatus>('GET', '/llm/runtime'),
   // Sent without a body, so without a JSON content type (the server refuses an empty JSON body).
   installRuntime: () => request<LlamacppRuntimeStatus>('POST', '/llm/runtime'),
+  search: (query: string, limit = 20) =>
+    request<SearchResults>('GET', `/search?q=${encodeURIComponent(query)}&limit=${limit}`),
+  /** A JSON export (`SessionExport`) back in as a new chat; `warnings` says what did not come along. */
+  importSession: (body: unknown) =>
+    request<{ session_id: string; profile_id: string; created_at: string; warnings: string[] }>(
+      'POST',
+      '/sessions/import',
+      body,
+    ),
 };
 
 /**

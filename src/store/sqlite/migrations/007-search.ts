@@ -7,6 +7,7 @@
  *
  * `search_docs` maps each indexed row to a stable integer `docid`, the FTS rowid: the message
  * tables have no integer key of their own, and their implicit rowids may change on VACUUM.
+ * Docids grow with every insert, so their order is the order of writing, newest last.
  * The index keeps its own copy of the text (a regular FTS5 table), so `snippet()` works without
  * reading the message tables. Triggers keep both in step with every insert, change of text and
  * delete, session renames and deletes included; this migration fills them for existing rows.
@@ -69,11 +70,14 @@ export const searchMigration: Migration = {
         prefix = '2 3'
       );
 
+      -- Oldest first, as the triggers would have numbered them: search ranks the newest matches.
       INSERT INTO search_docs (session_id, message_id, role, created_at)
-        SELECT id, NULL, NULL, created_at FROM sessions WHERE title <> '';
-      INSERT INTO search_docs (session_id, message_id, role, created_at)
-        SELECT m.session_id, m.id, m.role, m.created_at FROM messages m
-        WHERE ${indexed('m')} ORDER BY m.session_id, m.seq;
+        SELECT session_id, message_id, role, created_at FROM (
+          SELECT id AS session_id, NULL AS message_id, NULL AS role, created_at, 0 AS seq
+          FROM sessions WHERE title <> ''
+          UNION ALL
+          SELECT m.session_id, m.id, m.role, m.created_at, m.seq FROM messages m WHERE ${indexed('m')}
+        ) ORDER BY created_at, session_id, seq;
       INSERT INTO search_fts (rowid, title, body)
         SELECT d.docid, ${clean('s.title')}, '' FROM search_docs d
         JOIN sessions s ON s.id = d.session_id WHERE d.message_id IS NULL;
