@@ -217,6 +217,15 @@ export interface SessionExport {
   context?: SessionMessage[];
 }
 
+/** The answer of `POST /sessions/import`: that of `POST /sessions`, and what did not come along. */
+export interface SessionImportResult {
+  session_id: string;
+  profile_id: string;
+  created_at: string;
+  /** Sentences for the person: a profile that is not here, files the export could not carry. */
+  warnings: string[];
+}
+
 /**
  * A file a tool saved among the session's files, as its result's metadata names it:
  * `shared_file` (share_file) or `shared_files` (the images and files an MCP tool returned).

@@ -5,8 +5,12 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionDetail, SessionExport, SessionMessage } from '../../src/protocol/rest.js';
-import type { ImportAnswer } from '../../src/server/routes/session-transfer.js';
+import type {
+  SessionDetail,
+  SessionExport,
+  SessionImportResult,
+  SessionMessage,
+} from '../../src/protocol/rest.js';
 import type { BufferedMessage } from '../../src/store/types.js';
 import { startScripted, type TestServer } from './harness.js';
 import { scriptedAgent } from './scripted-agent.js';
@@ -98,7 +102,7 @@ async function exportJson(id = sessionId): Promise<SessionExport> {
 
 async function importBody(
   body: unknown,
-): Promise<{ status: number; json: ImportAnswer & { code?: string; error?: string } }> {
+): Promise<{ status: number; json: SessionImportResult & { code?: string; error?: string } }> {
   const res = await server.app.inject({
     method: 'POST',
     url: '/sessions/import',

@@ -5,22 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import type { SessionExport } from '../../protocol/rest.js';
+import type { SessionExport, SessionImportResult } from '../../protocol/rest.js';
 import { sessionFileUrl } from '../../tools/session-file-writer.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { parseExport, planImport } from '../session-import.js';
 import { requireSession } from '../session-lookup.js';
 import { exportFileName, sessionMarkdown } from '../session-markdown.js';
-
-/** The answer of `POST /sessions/import`: that of `POST /sessions`, and what did not come along. */
-export interface ImportAnswer {
-  session_id: string;
-  profile_id: string;
-  created_at: string;
-  /** Sentences for the person: a profile that is not here, files the export could not carry. */
-  warnings: string[];
-}
 
 const FORMATS = ['json', 'markdown'] as const;
 type Format = (typeof FORMATS)[number];
@@ -84,7 +75,7 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
 
   // The body is checked by parseExport (zod) rather than a route schema, so a bad file gets
   // INVALID_IMPORT naming the field; its size is bounded by the app's body limit (413).
-  app.post<{ Body: unknown }>('/sessions/import', async (request, reply): Promise<ImportAnswer> => {
+  app.post<{ Body: unknown }>('/sessions/import', async (request, reply): Promise<SessionImportResult> => {
     const data = parseExport(request.body);
     const warnings: string[] = [];
     let profileId = data.session.profile_id;

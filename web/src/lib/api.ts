@@ -22,6 +22,7 @@ import type {
   RecallSummary,
   SearchResults,
   SessionDetail,
+  SessionImportResult,
   SessionMessage,
   SessionSummary,
   UploadedFile,
@@ -176,12 +177,7 @@ export const api = {
   search: (query: string, limit = 20) =>
     request<SearchResults>('GET', `/search?q=${encodeURIComponent(query)}&limit=${limit}`),
   /** A JSON export (`SessionExport`) back in as a new chat; `warnings` says what did not come along. */
-  importSession: (body: unknown) =>
-    request<{ session_id: string; profile_id: string; created_at: string; warnings: string[] }>(
-      'POST',
-      '/sessions/import',
-      body,
-    ),
+  importSession: (body: unknown) => request<SessionImportResult>('POST', '/sessions/import', body),
 };
 
 /**
