@@ -377,13 +377,14 @@ describe('refusals, which change nothing', () => {
     expect((await getSession(navi, id)).messages).toEqual(messages);
   });
 
-  it('while a run is active: RUN_ACTIVE for both, and the run goes on', async () => {
+  it('while a run is active: RUN_ACTIVE for both, and the run is left alone', async () => {
     const { id, messages } = await threeTurns();
     const client = await connect(id);
-    fake.enqueue({ text: 'slow answer '.repeat(40), chunkSize: 4, delayMs: 15 });
+    // The model never answers, so the run is still active at every refusal until it is stopped.
+    fake.enqueue({ hang: true });
     const mark = client.events.length;
     client.send({ type: 'message', content: 'four' });
-    await client.waitFor((e) => e.type === 'stream_delta', 15_000, mark);
+    await client.waitFor((e) => e.type === 'stream_start', 15_000, mark);
     expect(await refused(client, { type: 'regenerate' })).toMatchObject({ code: 'RUN_ACTIVE' });
     expect(await refused(client, { type: 'edit', message_id: messages[0]!.id, content: 'x' })).toMatchObject({
       code: 'RUN_ACTIVE',
@@ -392,9 +393,14 @@ describe('refusals, which change nothing', () => {
       status: 409,
       json: { code: 'RUN_ACTIVE' },
     });
+    expect(await post(`/sessions/${id}/messages/${messages[0]!.id}/edit`, { content: 'x' })).toMatchObject({
+      status: 409,
+      json: { code: 'RUN_ACTIVE' },
+    });
+    await fetch(`${navi.url}/sessions/${id}/stop`, { method: 'POST' });
     const events = await client.waitForRunEnd(mark);
-    expect(events.at(-1)).toMatchObject({ type: 'stream_end' });
+    expect(events.at(-1)).toMatchObject({ type: 'stream_stopped' });
     expect(events.some((e) => e.type === 'history_rewound')).toBe(false);
-    expect((await getSession(navi, id)).messages).toHaveLength(8);
+    expect(shape((await getSession(navi, id)).messages)).toEqual([...shape(messages), 'user:four']);
   });
 });
