@@ -61,7 +61,8 @@ const figuresOf = (event: ServerEvent | undefined): Figures => {
 
 async function stoppedRun(id: string): Promise<ServerEvent[]> {
   const client = await EventClient.connect(navi.wsUrl(id));
-  fake.enqueue({ text: 'word '.repeat(400), chunkSize: 5, delayMs: 20 });
+  // One chunk, then silence until the stop: the run cannot end on its own before it.
+  fake.enqueue({ text: 'word '.repeat(400), chunkSize: 5, stallAfterChunks: 1 });
   client.send({ type: 'message', content: 'talk a lot' });
   await client.waitFor((e) => e.type === 'stream_delta');
   await fetch(`${navi.url}/sessions/${id}/stop`, { method: 'POST' });
