@@ -10,7 +10,9 @@ export type FrameResult =
   | { ok: true; command: ClientCommand }
   | { ok: false; code: ErrorCode; message: string };
 
-const KNOWN_TYPES = new Set(['message', 'form_submit', 'tool_confirm', 'regenerate', 'edit']);
+/** Read from the schema, so a command added there is known here (and named in the refusal) at once. */
+const KNOWN_TYPES: readonly string[] = clientCommandSchema.options.map((option) => option.shape.type.value);
+const EXPECTED = `${KNOWN_TYPES.slice(0, -1).join(', ')} or ${KNOWN_TYPES.at(-1)}`;
 
 export function frameBytes(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
@@ -41,12 +43,12 @@ export function parseClientFrame(data: RawData, maxBytes: number): FrameResult {
     return { ok: false, code: 'BAD_REQUEST', message: 'A message must be a JSON object with a "type".' };
   }
   const type = (value as { type?: unknown }).type;
-  if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
+  if (typeof type !== 'string' || !KNOWN_TYPES.includes(type)) {
     const shown = typeof type === 'string' ? `"${type.slice(0, 50)}"` : 'missing';
     return {
       ok: false,
       code: 'BAD_REQUEST',
-      message: `Unknown message type (${shown}); expected message, form_submit, tool_confirm, regenerate or edit.`,
+      message: `Unknown message type (${shown}); expected ${EXPECTED}.`,
     };
   }
   const parsed = clientCommandSchema.safeParse(value);
