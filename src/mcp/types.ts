@@ -1,6 +1,7 @@
 /**
  * Shapes shared by the MCP manager, its tools, the server routes and `navi doctor`
- * (docs/mcp.md#http-endpoints-and-navi-doctor). Status objects use snake_case because they travel as JSON to the client.
+ * (docs/mcp.md#http-endpoints-and-navi-doctor). A server's status is the wire shape of
+ * `src/protocol/rest.ts`, snake_case because it travels as JSON to the client.
  */
 import type { ToolGroup } from '../tools/types.js';
 
@@ -51,39 +52,8 @@ export interface McpConfigError {
   error: string;
 }
 
-export type McpServerState =
-  /** `enabled: false` in its config. */
-  | 'disabled'
-  /** Written by the agent and not yet approved by the user: never started. */
-  | 'awaiting_approval'
-  | 'connecting'
-  | 'ready'
-  /** Exited, failed to start or stopped answering; a restart is scheduled. */
-  | 'down'
-  | 'stopped';
-
-export interface McpServerStatus {
-  name: string;
-  key: string;
-  file: string;
-  transport: 'stdio' | 'http';
-  state: McpServerState;
-  /** What the server runs: the exact launch line (stdio) or the URL (http). */
-  command: string;
-  /** Registered tool names (`mcp__<key>__<tool>`). */
-  tools: string[];
-  tool_count: number;
-  last_error: string | null;
-  /** Milliseconds since the current connection became ready; null when not ready. */
-  uptime_ms: number | null;
-  restarts: number;
-  /** Milliseconds until the next restart attempt, when down. */
-  restart_in_ms: number | null;
-  pid: number | null;
-  created_by: 'agent' | 'user';
-  /** Shipped with Navi; a user's config of the same name replaces it. */
-  shipped: boolean;
-}
+// One definition for the manager and the wire: what `GET /agents/mcp` sends is the status itself.
+export type { McpServerInfo as McpServerStatus, McpServerState } from '../protocol/rest.js';
 
 export interface McpReloadReport {
   added: string[];

@@ -537,27 +537,41 @@ export interface ToolLoadErrorInfo {
   error: string;
 }
 
-/** One MCP server as `GET /agents/mcp` shows it. */
+/** Where an MCP server stands. */
+export type McpServerState =
+  /** `enabled: false` in its config. */
+  | 'disabled'
+  /** Written by the agent: never started until the person approves its `command`. */
+  | 'awaiting_approval'
+  | 'connecting'
+  | 'ready'
+  /** Exited, failed to start or stopped answering; a restart is scheduled. */
+  | 'down'
+  | 'stopped';
+
+/** One MCP server as `GET /agents/mcp` shows it (the MCP manager's own status). */
 export interface McpServerInfo {
   name: string;
+  /** Sanitised name used in tool names: `mcp__<key>__<tool>`. */
   key: string;
   /** Its config file. */
   file: string;
   transport: 'stdio' | 'http';
-  /** `awaiting_approval`: written by the agent, never started until the person approves `command`. */
-  state: 'disabled' | 'awaiting_approval' | 'connecting' | 'ready' | 'down' | 'stopped';
+  state: McpServerState;
   /** The exact launch line (stdio) or URL (http); an approval must send it back unchanged. */
   command: string;
   /** Registered tool names (`mcp__<key>__<tool>`). */
   tools: string[];
   tool_count: number;
   last_error: string | null;
+  /** Milliseconds since the current connection became ready; null when not ready. */
   uptime_ms: number | null;
   restarts: number;
   /** Milliseconds until the next restart attempt, when down. */
   restart_in_ms: number | null;
   pid: number | null;
   created_by: 'agent' | 'user';
+  /** Shipped with Navi; a user's config of the same name replaces it. */
   shipped: boolean;
 }
 

@@ -6,17 +6,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { McpUnknownServerError } from '../../mcp/manager.js';
-import type { McpConfigError, McpReloadReport, McpServerStatus } from '../../mcp/types.js';
+import type { McpReloadReport, McpServerStatus } from '../../mcp/types.js';
 import type { McpStatusView } from '../../protocol/rest.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
-// Extends the wire shape so that the compiler holds the manager's status to what clients read.
-export interface McpStatusBody extends McpStatusView {
-  servers: McpServerStatus[];
-  /** Config files that were skipped, with the reason. */
-  errors: McpConfigError[];
-}
+/** `GET /agents/mcp`: the manager's statuses are the wire shape itself. */
+export type McpStatusBody = McpStatusView;
 
 export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { services }) => {
   const manager = () => {
