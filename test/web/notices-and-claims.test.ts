@@ -187,6 +187,11 @@ describe('routes of the settings page and the setup screen', () => {
     });
   });
 
+  it('open nothing for a link whose escapes are broken, instead of throwing', () => {
+    expect(parseHash('#/sessions/%E0%A4%A')).toEqual({ sessionId: null, messageId: null, page: 'chat' });
+    expect(parseHash('#/sessions/abc?m=%ZZ')).toEqual({ sessionId: 'abc', messageId: null, page: 'chat' });
+  });
+
   it('do not match a longer word that only starts like them', () => {
     expect(parseHash('#/settingsx')).toEqual({ sessionId: null, messageId: null, page: 'chat' });
     expect(parseHash('#/setup/')).toEqual({ sessionId: null, messageId: null, page: 'setup' });

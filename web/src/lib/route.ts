@@ -29,14 +29,26 @@ export const profilesHref = '#/profiles';
 
 const pages = ['vault', 'settings', 'setup', 'memory', 'tools', 'mcp', 'profiles'] as const;
 
+/** A part of the address, decoded; null when absent or not valid percent-encoding. */
+function decodePart(raw: string | undefined): string | null {
+  if (!raw) return null;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    // A hand-edited or truncated link must not stop the app from starting: it opens nothing.
+    return null;
+  }
+}
+
 export function parseHash(hash: string): Route {
   for (const page of pages) {
     if (new RegExp(`^#/${page}(?:[/?#]|$)`).test(hash)) return { sessionId: null, messageId: null, page };
   }
   const match = /^#\/sessions\/([^/?#]+)(?:\?m=([^&#]+))?/.exec(hash);
+  const sessionId = decodePart(match?.[1]);
   return {
-    sessionId: match?.[1] ? decodeURIComponent(match[1]) : null,
-    messageId: match?.[2] ? decodeURIComponent(match[2]) : null,
+    sessionId,
+    messageId: sessionId === null ? null : decodePart(match?.[2]),
     page: 'chat',
   };
 }
