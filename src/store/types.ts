@@ -93,6 +93,9 @@ export type RewindResult =
   | { ok: true; removedIds: string[] }
   | { ok: false; reason: 'not_found' | 'not_in_context' };
 
+/** The most hits one search answers; `SearchStore.search` clamps its `limit` to 1…this. */
+export const MAX_SEARCH_LIMIT = 50;
+
 /**
  * Search across chats: session titles and the display messages people read (the user's words
  * and the answers; not tool output, reasoning or the model's context), kept current as they

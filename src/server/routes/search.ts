@@ -4,12 +4,12 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { SearchResults } from '../../protocol/rest.js';
+import { MAX_SEARCH_LIMIT } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 
 export const MAX_QUERY_LENGTH = 500;
-export const DEFAULT_SEARCH_LIMIT = 20;
-export const MAX_SEARCH_LIMIT = 50;
+const DEFAULT_SEARCH_LIMIT = 20;
 
 function queryOf(raw: unknown): string {
   if (raw === undefined) throw new ApiError('INVALID_QUERY', 'q is missing');

@@ -8,11 +8,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { SearchHit, SessionMessage } from '../../protocol/rest.js';
 import { ftsTerm, ftsWords } from '../../util/fts-words.js';
-import type { SearchStore } from '../types.js';
+import { MAX_SEARCH_LIMIT, type SearchStore } from '../types.js';
 
 /** Words beyond these add nothing a person meant and only cost time. */
 export const MAX_SEARCH_TERMS = 16;
-export const MAX_SEARCH_LIMIT = 50;
 /**
  * A one-letter prefix would match a large part of every word in the index; a last word that
  * short matches only as itself.
