@@ -10,7 +10,7 @@ import type { ServerEvent } from '../../src/protocol/events.js';
 import type { SessionMessage } from '../../src/protocol/rest.js';
 import type { AssistantEntry, ChatEntry } from '../../web/src/lib/entries.js';
 import { entriesFromMessages } from '../../web/src/lib/history.js';
-import { parseHash, sessionHref } from '../../web/src/lib/route.js';
+import { isSettingsPage, parseHash, sessionHref } from '../../web/src/lib/route.js';
 import { Timeline } from '../../web/src/lib/timeline.js';
 
 /** A timeline whose text deltas are moved into the entries at once. */
@@ -185,6 +185,13 @@ describe('routes of the settings page and the setup screen', () => {
       messageId: 'x?y',
       page: 'chat',
     });
+  });
+
+  it('put the pages reached from the settings under its link, the chat and the vault not', () => {
+    for (const page of ['settings', 'setup', 'memory', 'tools', 'mcp', 'profiles'] as const)
+      expect(isSettingsPage(page)).toBe(true);
+    expect(isSettingsPage('chat')).toBe(false);
+    expect(isSettingsPage('vault')).toBe(false);
   });
 
   it('open nothing for a link whose escapes are broken, instead of throwing', () => {

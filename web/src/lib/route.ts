@@ -29,6 +29,11 @@ export const profilesHref = '#/profiles';
 
 const pages = ['vault', 'settings', 'setup', 'memory', 'tools', 'mcp', 'profiles'] as const;
 
+/** The settings page and the pages reached from it: the sidebar's Settings link stands for them all. */
+export function isSettingsPage(page: Page): boolean {
+  return page !== 'chat' && page !== 'vault';
+}
+
 /** A part of the address, decoded; null when absent or not valid percent-encoding. */
 function decodePart(raw: string | undefined): string | null {
   if (!raw) return null;
