@@ -46,12 +46,9 @@ export const regenerateCommandSchema = z.object({
  * person typed can be edited, and only while it is still in the model's context (not yet
  * summarised by compression).
  */
-export const editCommandSchema = z.object({
+export const editCommandSchema = userMessageCommandSchema.extend({
   type: z.literal('edit'),
   message_id: z.string().min(1).max(200),
-  content: z.string().max(1_000_000),
-  images: z.array(z.string().min(1)).max(16).optional(),
-  files: z.array(attachedFileSchema).max(32).optional(),
 });
 
 export const clientCommandSchema = z.discriminatedUnion('type', [
