@@ -14,6 +14,26 @@ import { ApiError } from '../errors.js';
 /** `GET /agents/mcp`: the manager's statuses are the wire shape itself. */
 export type McpStatusBody = McpStatusView;
 
+const serverNameParams = {
+  type: 'object',
+  properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
+  required: ['name'],
+} as const;
+
+/**
+ * The status an action on one server ends with; an unknown name is 404 and any other refusal
+ * (a config changed since approval, a server disabled or waiting for approval) 400 with the
+ * manager's sentence.
+ */
+async function answerFor(action: Promise<McpServerStatus>): Promise<McpServerStatus> {
+  try {
+    return await action;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);
+  }
+}
+
 export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { services }) => {
   const manager = () => {
     if (!services.mcp) throw new ApiError('NOT_FOUND', 'MCP support is not enabled');
@@ -34,11 +54,7 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
     {
       config: { consent: true },
       schema: {
-        params: {
-          type: 'object',
-          properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
-          required: ['name'],
-        },
+        params: serverNameParams,
         body: {
           type: 'object',
           properties: { command: { type: 'string', minLength: 1, maxLength: 8192 } },
@@ -47,16 +63,8 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
         },
       },
     },
-    async (request): Promise<McpServerStatus> => {
-      const mcp = manager();
-      try {
-        // approve() reads a config it does not know yet, and only that one.
-        return await mcp.approve(request.params.name, request.body.command);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);
-      }
-    },
+    // approve() reads a config it does not know yet, and only that one.
+    async (request) => answerFor(manager().approve(request.params.name, request.body.command)),
   );
 
   // Not a consent action, like a reload: only a server that already may run is started again.
@@ -64,22 +72,10 @@ export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { servic
     '/agents/mcp/servers/:name/restart',
     {
       schema: {
-        params: {
-          type: 'object',
-          properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
-          required: ['name'],
-        },
+        params: serverNameParams,
       },
     },
-    async (request): Promise<McpServerStatus> => {
-      const mcp = manager();
-      try {
-        return await mcp.restart(request.params.name);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        throw new ApiError(err instanceof McpUnknownServerError ? 'NOT_FOUND' : 'BAD_REQUEST', message);
-      }
-    },
+    async (request) => answerFor(manager().restart(request.params.name)),
   );
 
   // Resolves once the added and changed servers have made their first connection attempt, so
