@@ -19,6 +19,7 @@ import {
   MANIFEST_FILE,
   type ManifestItem,
 } from './backup-manifest.js';
+import { type CliIo, CliRefusal } from './cli-io.js';
 import {
   copyFolder,
   copyPrivate,
@@ -35,14 +36,6 @@ Copies Navi's data into the folder DEST (default: <NAVI_DATA_DIR>/backups/navi-<
 database, the session files, the vault's database, key file and audit log, and settings.json,
 with a manifest.json saying what is there. Safe while Navi is running. Restore it with
 navi restore DEST. The copy holds the vault's key file: keep it as private as the data.`;
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
-
-/** A refusal the person can act on; printed as one line after `navi <command>: `. */
-export class CliRefusal extends Error {}
 
 /** Pages per backup step: all of them, so the copy is one read of one consistent state. */
 const ALL_PAGES = 0x7fffffff;

@@ -13,7 +13,7 @@ import {
 import { ownedSettingsPath } from '../config/owned-settings.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
 import { pendingKeyFile } from '../vault/key-source.js';
-import { type CliIo, CliRefusal } from './backup.js';
+import { type CliIo, CliRefusal } from './cli-io.js';
 import { journalsOf, movePath, rebaseSessionFiles } from './data-files.js';
 import type { CheckResult } from './doctor.js';
 import { naviUsingData } from './navi-running.js';
@@ -58,8 +58,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
       io.stdout.write(`${DATA_USAGE}\n`);
       return 0;
     }
-    if (rest.length > 0)
-      throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
+    if (rest.length > 0) throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
     if (command === 'where') {
       const location = dataLocation(settings, settingOrigins(settings));
       io.stdout.write(`${describeDataLocation(settings).join('\n')}\n`);

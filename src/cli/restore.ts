@@ -11,8 +11,8 @@ import { backupsDir } from '../config/data-location.js';
 import type { Settings } from '../config/settings.js';
 import { checkIntegrity } from '../store/sqlite/database.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
-import { type CliIo, CliRefusal } from './backup.js';
 import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
+import { type CliIo, CliRefusal } from './cli-io.js';
 import {
   copyPrivate,
   type DataItem,
@@ -133,8 +133,7 @@ const MAX_MANIFEST_BYTES = 64 * 1024;
 
 /** The manifest of the backup folder `src`, once every part it lists is there whole. */
 export function checkBackup(src: string): BackupManifest {
-  if (!existsSync(src))
-    throw new CliRefusal(`there is no folder ${src}; name the folder navi backup wrote`);
+  if (!existsSync(src)) throw new CliRefusal(`there is no folder ${src}; name the folder navi backup wrote`);
   if (!lstatSync(src).isDirectory())
     throw new CliRefusal(`${src} is a file; name the folder navi backup wrote, not a file in it`);
   const manifestPath = join(src, MANIFEST_FILE);

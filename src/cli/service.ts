@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Settings } from '../config/settings.js';
-import { type CliIo, CliRefusal } from './backup.js';
+import { type CliIo, CliRefusal } from './cli-io.js';
 
 export const SERVICE_USAGE = `Usage: navi service install [--write] [--force]
 
@@ -134,13 +134,10 @@ export async function runService(
       io.stdout.write(`${SERVICE_USAGE}\n`);
       return command === undefined ? 1 : 0;
     }
-    if (command !== 'install')
-      throw new CliRefusal(`unknown command "${command}"; run navi service help`);
+    if (command !== 'install') throw new CliRefusal(`unknown command "${command}"; run navi service help`);
     const unknown = flags.filter((f) => f !== '--write' && f !== '--force');
     if (unknown.length > 0)
-      throw new CliRefusal(
-        `navi service install takes --write and --force only, not ${unknown.join(' ')}`,
-      );
+      throw new CliRefusal(`navi service install takes --write and --force only, not ${unknown.join(' ')}`);
     const paths = currentServicePaths(settings, env);
     const unit = serviceUnit(paths);
     if (!flags.includes('--write')) {
