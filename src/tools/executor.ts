@@ -13,7 +13,7 @@ import type { ToolSpec } from '../llm/types.js';
 import type { AgentEvent } from '../protocol/events.js';
 import { raceAbort } from '../util/race-abort.js';
 import type { SecretMasker } from '../util/secret-masker.js';
-import { confirmationOf, type HookDecision, resolveHookAction } from './hooks.js';
+import { confirmationOf, type HookDecision, type HookEnvironment, resolveHookAction } from './hooks.js';
 import { createLoggingMiddleware, type ToolCallInfo, type ToolMiddleware } from './middleware.js';
 import { checkPolicy, firstMatch, groupOf } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
@@ -100,15 +100,18 @@ export class ToolExecutor {
     return specs;
   }
 
+  /** What the hook actions depend on besides the profile and the tool: the same for every call. */
+  private get hookEnvironment(): HookEnvironment {
+    return { sandboxAvailable: this.deps.sandboxAvailable ?? false };
+  }
+
   /**
    * The hook action a call of `name` gets under `profile` (for docs, `list_tools`, tests); with
    * `params`, including the tool's own say about that call (`confirmCall`).
    */
   hookActionFor(name: string, profile: Profile, params?: ToolParams): HookDecision | undefined {
     const entry = this.deps.registry.get(name);
-    return entry
-      ? resolveHookAction(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false }, params)
-      : undefined;
+    return entry ? resolveHookAction(profile, entry, this.hookEnvironment, params) : undefined;
   }
 
   /**
@@ -117,9 +120,7 @@ export class ToolExecutor {
    */
   confirmationFor(name: string, profile: Profile): ReturnType<typeof confirmationOf> | undefined {
     const entry = this.deps.registry.get(name);
-    return entry
-      ? confirmationOf(profile, entry, { sandboxAvailable: this.deps.sandboxAvailable ?? false })
-      : undefined;
+    return entry ? confirmationOf(profile, entry, this.hookEnvironment) : undefined;
   }
 
   /** Runs one call. Never throws: every failure is a `success: false` result. */
@@ -143,12 +144,7 @@ export class ToolExecutor {
       if (refusal) return refusal;
     }
 
-    const hook = resolveHookAction(
-      profile,
-      entry,
-      { sandboxAvailable: this.deps.sandboxAvailable ?? false },
-      checked.params,
-    );
+    const hook = resolveHookAction(profile, entry, this.hookEnvironment, checked.params);
     if (hook.action === 'log') {
       this.deps.logger.info(
         {
