@@ -64,25 +64,18 @@ function bearerToken(header: string | undefined): string | undefined {
   return match?.[1]?.trim();
 }
 
-/** Whether the request carries the configured token (header or cookie). */
-export function hasValidToken(request: FastifyRequest, token: string): boolean {
+/** The bearer token and our cookie a request offers, each left out when absent or empty. */
+function offered(request: FastifyRequest): { bearer?: string; cookie?: string } {
   const bearer = bearerToken(request.headers.authorization);
-  if (bearer !== undefined && secretsEqual(bearer, token)) return true;
   const cookie = readCookie(request.headers.cookie, AUTH_COOKIE);
-  return cookie !== undefined && secretsEqual(cookie, cookieValueFor(token));
+  return { ...(bearer ? { bearer } : {}), ...(cookie ? { cookie } : {}) };
 }
 
-/**
- * Whether the request offers a credential at all (a bearer header or our cookie), so that a
- * refusal can say "wrong token" (TOKEN_WRONG) instead of "token required" (UNAUTHORIZED): a
- * browser whose cookie predates a change of NAVI_API_TOKEN, or a script with a typo, learns
- * that signing in again is the fix.
- */
-function offersToken(request: FastifyRequest): boolean {
-  const bearer = bearerToken(request.headers.authorization);
-  if (bearer !== undefined && bearer !== '') return true;
-  const cookie = readCookie(request.headers.cookie, AUTH_COOKIE);
-  return cookie !== undefined && cookie !== '';
+/** Whether the request carries the configured token (header or cookie). */
+export function hasValidToken(request: FastifyRequest, token: string): boolean {
+  const { bearer, cookie } = offered(request);
+  if (bearer !== undefined && secretsEqual(bearer, token)) return true;
+  return cookie !== undefined && secretsEqual(cookie, cookieValueFor(token));
 }
 
 /** Why the request may not proceed, or undefined when it may. */
@@ -98,7 +91,10 @@ export function accessProblem(
   }
   if (isPublic) return undefined;
   if (hasValidToken(request, token)) return undefined;
-  return offersToken(request) ? 'TOKEN_WRONG' : 'UNAUTHORIZED';
+  // A credential that is offered but wrong (a cookie from before NAVI_API_TOKEN changed, a
+  // mistyped token) is told apart from none, so the person learns that signing in again fixes it.
+  const { bearer, cookie } = offered(request);
+  return bearer !== undefined || cookie !== undefined ? 'TOKEN_WRONG' : 'UNAUTHORIZED';
 }
 
 /**
