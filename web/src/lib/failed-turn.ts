@@ -5,22 +5,12 @@
  */
 import type { ErrorCode } from '../../../src/protocol/error-codes.js';
 import { type ErrorEntry, newKey } from './entries.js';
-
-/** Codes that mean the LLM server itself is missing or misconfigured: `navi doctor` helps. */
-const backendCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'LLM_UNAVAILABLE',
-  'LLM_UNREACHABLE',
-  'LLM_TIMEOUT',
-  'LLM_AUTH',
-  'LLM_MODEL_NOT_FOUND',
-  'LLM_HTTP_ERROR',
-  'LLM_MALFORMED',
-]);
+import { isLlmFailure } from './llm-health.js';
 
 /** What to do after an error the server sent outside a failed turn (a refusal, mostly). */
 export function errorHint(code: ErrorCode | undefined, recoverable: boolean): string {
   if (recoverable) return 'Nothing was lost: fix what the message says and try again.';
-  if (code !== undefined && backendCodes.has(code)) {
+  if (isLlmFailure(code)) {
     return 'The run ended. Check that the LLM server is running (npx navi doctor tells you what is wrong), then send your message again.';
   }
   if (code === 'CONTEXT_OVERFLOW') {
@@ -31,7 +21,7 @@ export function errorHint(code: ErrorCode | undefined, recoverable: boolean): st
 
 /** What to do after a failed turn, whose entry has a Retry button. */
 export function retryHint(code: ErrorCode | undefined): string {
-  if (code !== undefined && backendCodes.has(code)) {
+  if (isLlmFailure(code)) {
     return 'Check that the LLM server is running (npx navi doctor tells you what is wrong), then press Retry to send your message again.';
   }
   if (code === 'CONTEXT_OVERFLOW') {

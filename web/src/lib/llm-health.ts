@@ -51,7 +51,10 @@ export function describeInterval(ms: number): string {
   return `every ${Math.round(ms / 60_000)} min`;
 }
 
-/** Codes of a failed run that say the model's server is gone or wrong: worth asking again. */
+/**
+ * Codes of a failed run that say the model's server is missing, gone or wrong: worth asking
+ * again, and what the failed turn's hint points at (`navi doctor`).
+ */
 const LLM_FAILURES: ReadonlySet<string> = new Set([
   'LLM_UNAVAILABLE',
   'LLM_UNREACHABLE',
