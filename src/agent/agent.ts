@@ -32,6 +32,7 @@ import {
   recordFailure,
   rewoundEvent,
   type TurnRecordDeps,
+  turnMessageId,
 } from './turn-records.js';
 import type { AgentApi, RunInput, RunOptions } from './types.js';
 
@@ -123,9 +124,12 @@ export class Agent implements AgentApi {
     opened: { transcript?: SessionTranscript },
   ): Promise<void> {
     const { sessions } = this.deps;
+    // Named at the start, so a client gives its bubble the stored id without reading the session.
+    const userMessageId = turnMessageId(this.records, input);
     emit({
       type: 'stream_start',
       trigger: input.trigger,
+      user_message_id: userMessageId,
       ...(input.recall ? { ...recallStamp(input.recall), prompt: input.content } : {}),
     });
     // The previous run's post-turn compression may still rewrite this session's context.
@@ -142,7 +146,7 @@ export class Agent implements AgentApi {
     }
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
-    const opening = await openTurn(this.records, transcript, input);
+    const opening = await openTurn(this.records, transcript, input, userMessageId);
     if (!opening.ok) {
       end({ type: 'error', message: opening.message, recoverable: false, code: opening.code });
       return;
@@ -186,8 +190,14 @@ export class Agent implements AgentApi {
       context_tokens: state.tokens,
       max_context_tokens: state.window ?? (await this.safeModelCall(state))?.window ?? 0,
     });
+    const answerId = (id: string | undefined) => (id === undefined ? {} : { message_id: id });
     if (outcome.kind === 'end') {
-      end({ type: 'stream_end', content: outcome.content, ...(await figures()) });
+      end({
+        type: 'stream_end',
+        content: outcome.content,
+        ...answerId(outcome.messageId),
+        ...(await figures()),
+      });
       // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
       // The next run of the session waits for it before it reads the context.
       const work = this.compressIfNeeded(state, log);
@@ -198,7 +208,12 @@ export class Agent implements AgentApi {
         if (this.postTurn.get(sessionId) === work) this.postTurn.delete(sessionId);
       }
     } else if (outcome.kind === 'stopped') {
-      end({ type: 'stream_stopped', content: outcome.content, ...(await figures()) });
+      end({
+        type: 'stream_stopped',
+        content: outcome.content,
+        ...answerId(outcome.messageId),
+        ...(await figures()),
+      });
     } else {
       // Saved before the event goes out, so a client that reloads on the error finds it.
       await recordFailure(this.records, transcript, outcome, log);
@@ -255,8 +270,9 @@ export class Agent implements AgentApi {
         : estimateTokens(system, state.context, turn.text);
       await state.transcript.setTokenCount(state.tokens);
 
-      const finishAnswer = async (end: AnswerEnd) => {
-        if (!writer && turn.text === '') return;
+      // The answer's id when it is stored; an empty answer nobody saw begin is not.
+      const finishAnswer = async (end: AnswerEnd): Promise<{ messageId?: string }> => {
+        if (!writer && turn.text === '') return {};
         writer ??= state.transcript.beginAnswer(answer);
         await (await writer).finish(turn.text, turn.thinking, end);
         state.context.push({
@@ -265,11 +281,12 @@ export class Agent implements AgentApi {
           ...(turn.thinking ? { thinking: turn.thinking } : {}),
           ...(end.unverifiedClaims ? { unverified_claims: end.unverifiedClaims } : {}),
         });
+        return { messageId: answer.id };
       };
 
       if (turn.reason === 'aborted') {
-        await finishAnswer({ interrupted: true, stopped: true });
-        return { kind: 'stopped', content: turn.text };
+        const saved = await finishAnswer({ interrupted: true, stopped: true });
+        return { kind: 'stopped', content: turn.text, ...saved };
       }
       if (turn.reason === 'error') {
         await finishAnswer({ interrupted: true });
@@ -282,8 +299,8 @@ export class Agent implements AgentApi {
       }
       if (turn.toolCalls.length === 0) {
         const claims = this.checkClaims(state, turn.text, log);
-        await finishAnswer(claims ? { unverifiedClaims: claims } : {});
-        return { kind: 'end', content: turn.text };
+        const saved = await finishAnswer(claims ? { unverifiedClaims: claims } : {});
+        return { kind: 'end', content: turn.text, ...saved };
       }
 
       // A tool turn: text said before the calls stays as its own message.
@@ -356,7 +373,7 @@ export class Agent implements AgentApi {
     await state.transcript.append([{ message, display: !state.isSubagent, context: true }]);
     state.context.push(message);
     if (!state.isSubagent) state.emit({ type: 'stream_delta', delta: content });
-    return { kind: 'end', content };
+    return { kind: 'end', content, messageId: message.id };
   }
 
   private async plan(state: RunState, log: Logger): Promise<void> {

@@ -44,7 +44,8 @@ export interface RunState {
   calls: RunCall[];
 }
 
+/** How the loop ended; `messageId` names the final answer it stored, when it stored one. */
 export type LoopOutcome =
-  | { kind: 'end'; content: string }
-  | { kind: 'stopped'; content: string }
+  | { kind: 'end'; content: string; messageId?: string }
+  | { kind: 'stopped'; content: string; messageId?: string }
   | { kind: 'error'; message: string; code: ErrorCode };

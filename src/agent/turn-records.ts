@@ -24,15 +24,25 @@ export interface TurnRecordDeps {
 }
 
 /**
+ * The id of the user message a run answers, known before the run stores anything so that its
+ * `stream_start` can name it: a regenerate's message is already stored; any other run's message
+ * gets a new id, which `openTurn` then stores it under.
+ */
+export function turnMessageId(deps: TurnRecordDeps, input: RunInput): string {
+  return input.rewind?.rerun ? input.rewind.messageId : deps.newId();
+}
+
+/**
  * Puts the run's user message in place: a regenerate or an edit first removes what it replaces;
  * a regenerate then answers the message already there, anything else appends `input` as a new
- * one. Refuses, changing nothing, when the message to rewind to is gone or was summarised since
- * the request was checked.
+ * one with the id `userMessageId` (from `turnMessageId`). Refuses, changing nothing, when the
+ * message to rewind to is gone or was summarised since the request was checked.
  */
 export async function openTurn(
   deps: TurnRecordDeps,
   transcript: Transcript,
   input: RunInput,
+  userMessageId: string,
 ): Promise<TurnOpening> {
   const { rewind } = input;
   let rewound: string[] = [];
@@ -56,7 +66,7 @@ export async function openTurn(
     if (rewind.rerun) return { ok: true, rewound: result.removedIds };
     rewound = result.removedIds;
   }
-  const user = userMessageOf(input, deps.newId(), deps.now().toISOString());
+  const user = userMessageOf(input, userMessageId, deps.now().toISOString());
   // A form submission is kept in the display buffer too (kind `form_submit`), so its form
   // still shows as sent after compression rewrote the context (no bubble is drawn).
   const display = !input.contextOnly || input.formSubmit !== undefined;

@@ -20,6 +20,11 @@ export type ToolArgs = Record<string, unknown>;
 
 export type AgentEvent =
   /**
+   * `user_message_id`: the id of the user message the run answers, as `GET /sessions/{id}` will
+   * list it: the message this run stores (a new one for a message, an edit, a form or a recall's
+   * prompt) or, for a regenerate, the one already stored. A run refused before it stores its
+   * message (its `error` says so) stores nothing under that id. Navi always sends it.
+   *
    * When `trigger` is `recall`: `recall_id` names the recall, `prompt` is the prompt it runs (no
    * client sent it, so a client shows it from here), `scheduled_for` (ISO) when it was due and
    * `late_ms` how late it started, when it was late (the stored prompt's `recall` stamp).
@@ -27,6 +32,7 @@ export type AgentEvent =
   | {
       type: 'stream_start';
       trigger: RunTrigger;
+      user_message_id?: string;
       recall_id?: string;
       prompt?: string;
       scheduled_for?: string;
@@ -71,12 +77,29 @@ export type AgentEvent =
       metadata?: Record<string, unknown>;
     }
   | { type: 'stream_delta'; delta: string }
-  | { type: 'stream_end'; content: string; context_tokens: number; max_context_tokens: number }
+  /**
+   * `message_id`: the id of the stored final answer, present when the run stored one (an empty
+   * answer is not stored).
+   */
+  | {
+      type: 'stream_end';
+      content: string;
+      context_tokens: number;
+      max_context_tokens: number;
+      message_id?: string;
+    }
   /**
    * `context_tokens` / `max_context_tokens`: the session's context as it stands after the stop,
-   * the same figures `GET /sessions/{id}` then reports (Navi always sends them).
+   * the same figures `GET /sessions/{id}` then reports (Navi always sends them). `message_id`: the
+   * id of the partial answer the stop saved, present when it saved one.
    */
-  | { type: 'stream_stopped'; content: string; context_tokens?: number; max_context_tokens?: number }
+  | {
+      type: 'stream_stopped';
+      content: string;
+      context_tokens?: number;
+      max_context_tokens?: number;
+      message_id?: string;
+    }
   /**
    * A `regenerate` or `edit` run removed the message `from_message_id` and every message after it
    * from both buffers (their ids in `removed_ids`, oldest first). Sent right after `stream_start`;

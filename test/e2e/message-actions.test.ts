@@ -8,6 +8,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import type { SessionMessage } from '../../src/protocol/rest.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { needsProgram } from '../support/requirements.js';
 import {
@@ -48,6 +49,22 @@ function userTexts(request: RecordedRequest | undefined): string[] {
 
 function lastChat(requests: RecordedRequest[]): RecordedRequest | undefined {
   return requests.filter((r) => r.kind === 'chat').at(-1);
+}
+
+/** The message ids the chat's bubbles carry (`data-message-id`), in order; null where one has none. */
+function shownIds(page: Page): Promise<(string | null)[]> {
+  return page
+    .locator('.chat-message.is-user, .chat-message.is-assistant')
+    .evaluateAll((elements) => elements.map((el) => el.getAttribute('data-message-id')));
+}
+
+/** The ids of the messages of the session that show as bubbles: what was said, by whom. */
+async function storedBubbleIds(url: string, sessionId: string): Promise<string[]> {
+  const res = await fetch(`${url}/sessions/${sessionId}`);
+  const { messages } = (await res.json()) as { messages: SessionMessage[] };
+  return messages
+    .filter((m) => (m.role === 'user' || m.role === 'assistant') && (m.content ?? '').trim() !== '')
+    .map((m) => m.id);
 }
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: message actions', () => {
@@ -160,6 +177,49 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await waitForIdle(page);
     await page.reload();
     await waitForTranscript(page, ['you: Write a slogan', 'navi: Second take.']);
+    await page.close();
+  });
+
+  it('names the bubbles of a run from its events, reading the session only for what they cannot name', async () => {
+    const page = await env.newPage();
+    const id = await openNewSession(env, page);
+    const reads: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'GET' && new URL(request.url()).pathname === `/sessions/${id}`)
+        reads.push(request.url());
+    });
+    env.fake.enqueue({ text: 'Plain answer.' });
+    await sendMessage(page, 'A plain question');
+    await waitForTranscript(page, ['you: A plain question', 'navi: Plain answer.']);
+    await waitForIdle(page);
+    await expect.poll(() => shownIds(page)).toEqual(await storedBubbleIds(env.navi.url, id));
+    // Editing that message needs its id, which the run's first event gave: no read either.
+    await page.locator('.chat-message.is-user').hover();
+    await page.getByTestId('edit-message').click();
+    await page.getByTestId('edit-box').fill('A better question');
+    env.fake.enqueue({ text: 'Better answer.' });
+    await page.getByTestId('edit-save').click();
+    await waitForTranscript(page, ['you: A better question', 'navi: Better answer.']);
+    await waitForIdle(page);
+    await expect.poll(() => shownIds(page)).toEqual(await storedBubbleIds(env.navi.url, id));
+    expect(reads).toEqual([]);
+
+    // What the model says before a tool call is a message of its own, which no event names.
+    env.fake.enqueue(
+      { text: 'Let me read the report.', toolCalls: [{ name: 'long_report', arguments: {} }] },
+      { text: 'The report is read.' },
+    );
+    await sendMessage(page, 'Read the report');
+    await waitForTranscript(page, [
+      'you: A better question',
+      'navi: Better answer.',
+      'you: Read the report',
+      'navi: Let me read the report.',
+      'navi: The report is read.',
+    ]);
+    await waitForIdle(page);
+    await expect.poll(() => shownIds(page)).toEqual(await storedBubbleIds(env.navi.url, id));
+    expect(reads).toHaveLength(1);
     await page.close();
   });
 

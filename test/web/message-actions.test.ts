@@ -2,8 +2,9 @@
  * The chat's per-message actions and failed turns in the web client's code
  * (web/src/lib/timeline.ts, history.ts, rewind.ts, message-ids.ts, message-actions.ts): a run
  * that fails leaves a failed-turn entry (live and after a reload), `history_rewound` drops what
- * a regenerate or edit replaces, live entries get their message ids after the run, the actions
- * land on the right entries, and an edit carries the message's images and files again.
+ * a regenerate or edit replaces, live entries get their message ids from the run's events (and
+ * from a read of the session only for what no event names), the actions land on the right
+ * entries, and an edit carries the message's images and files again.
  */
 import { describe, expect, it } from 'vitest';
 import { computed, ref } from 'vue';
@@ -234,7 +235,158 @@ describe('history_rewound', () => {
   });
 });
 
-describe('message ids of live entries', () => {
+describe('message ids of live entries, from the events', () => {
+  const end = (message_id?: string): ServerEvent => ({
+    type: 'stream_end',
+    content: 'the answer',
+    context_tokens: 5,
+    max_context_tokens: 100,
+    ...(message_id !== undefined ? { message_id } : {}),
+  });
+
+  it('name the bubble this client sent and the answer, so no read is needed', () => {
+    const t = timeline();
+    t.reset(entriesFromMessages(history().slice(0, 2)));
+    t.pushSent({ kind: 'user', key: 'k-sent', text: 'new question', images: [], files: [] });
+    run(t, [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u9' },
+      { type: 'tool_started', call_id: 'c9', tool: 'file_read', args: {}, is_subagent: false },
+      {
+        type: 'tool_call',
+        call_id: 'c9',
+        tool: 'file_read',
+        args: {},
+        result: 'x',
+        success: true,
+        is_subagent: false,
+      },
+      { type: 'stream_delta', delta: 'the answer' },
+      end('a9'),
+    ]);
+    expect(t.state.entries.map((e) => [e.kind, e.messageId ?? null])).toEqual([
+      ['user', 'u1'],
+      ['assistant', 'a1'],
+      ['user', 'u9'],
+      ['tool', null],
+      ['assistant', 'a9'],
+    ]);
+    expect(t.takeUnnamed()).toBe(false);
+    expect(t.takeStale()).toBe(false);
+  });
+
+  it('leave a plan or text said before tool calls to a read of the session', () => {
+    const withText = timeline();
+    withText.pushSent({ kind: 'user', key: 'k', text: 'q', images: [], files: [] });
+    run(withText, [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u1' },
+      { type: 'stream_delta', delta: 'Let me look.' },
+      { type: 'tool_started', call_id: 'c1', tool: 'file_read', args: {}, is_subagent: false },
+      { type: 'stream_delta', delta: 'the answer' },
+      end('a2'),
+    ]);
+    expect(withText.state.entries.map((e) => e.messageId ?? null)).toEqual(['u1', null, null, 'a2']);
+    expect(withText.takeUnnamed()).toBe(true);
+    expect(withText.takeUnnamed()).toBe(false);
+
+    const planned = timeline();
+    planned.pushSent({ kind: 'user', key: 'k', text: 'q', images: [], files: [] });
+    run(planned, [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u1' },
+      { type: 'plan_ready', plan: '1. Answer' },
+      { type: 'stream_delta', delta: 'the answer' },
+      end('a2'),
+    ]);
+    expect(planned.takeUnnamed()).toBe(true);
+  });
+
+  it('name a recall’s prompt, an edit’s new text and a stopped partial answer', () => {
+    const t = timeline();
+    t.reset(entriesFromMessages(history()));
+    run(t, [
+      {
+        type: 'stream_start',
+        trigger: 'recall',
+        user_message_id: 'r1',
+        recall_id: 'rc1',
+        prompt: 'water the plants',
+        scheduled_for: at,
+      },
+      { type: 'stream_delta', delta: 'Done' },
+      { type: 'stream_stopped', content: 'Done', message_id: 'a-stop' },
+    ]);
+    expect(t.state.entries.slice(4).map((e) => [e.kind, e.messageId ?? null])).toEqual([
+      ['user', 'r1'],
+      ['assistant', 'a-stop'],
+      ['notice', null],
+    ]);
+    expect(t.takeUnnamed()).toBe(false);
+
+    const edited = t.state.entries[2] as UserEntry;
+    const replacement: UserEntry = { kind: 'user', key: 'k-new', text: 'better', images: [], files: [] };
+    t.expectRewind({ kind: 'edit', entry: edited, replacement });
+    run(t, [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u-new' },
+      { type: 'history_rewound', from_message_id: 'u2', removed_ids: ['u2', 'a2', 'r1', 'a-stop'] },
+      { type: 'stream_delta', delta: 'the answer' },
+      end('a-new'),
+    ]);
+    expect(t.state.entries.map((e) => e.messageId)).toEqual(['u1', 'a1', 'u-new', 'a-new']);
+    expect(t.takeUnnamed()).toBe(false);
+    expect(t.takeStale()).toBe(false);
+  });
+
+  it('leave a regenerated message its id and give the new answer its own', () => {
+    const t = timeline();
+    t.reset(entriesFromMessages(history()));
+    t.expectRewind({ kind: 'regenerate' });
+    run(t, [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u2' },
+      { type: 'history_rewound', from_message_id: 'a2', removed_ids: ['a2'] },
+      { type: 'stream_delta', delta: 'the answer' },
+      end('a3'),
+    ]);
+    expect(t.state.entries.map((e) => e.messageId)).toEqual(['u1', 'a1', 'u2', 'a3']);
+    expect(t.takeStale()).toBe(false);
+  });
+
+  it('ask for a reload when the run answers a message this view does not show', () => {
+    // Sent from another tab or over REST: the events do not carry its text.
+    const t = timeline();
+    t.reset(entriesFromMessages(history()));
+    run(t, [{ type: 'stream_start', trigger: 'user', user_message_id: 'u-elsewhere' }, end('a-elsewhere')]);
+    expect(t.takeStale()).toBe(true);
+  });
+
+  it('never give a refused message’s bubble the id of the next run’s message', () => {
+    const t = timeline();
+    t.reset(entriesFromMessages(history()));
+    const refused = t.pushSent({ kind: 'user', key: 'k-refused', text: 'too soon', images: [], files: [] });
+    t.apply({
+      type: 'error',
+      message: 'The agent is still answering.',
+      recoverable: true,
+      code: 'RUN_ACTIVE',
+    });
+    run(t, [{ type: 'stream_start', trigger: 'user', user_message_id: 'u-other' }, end('a-other')]);
+    expect(refused.messageId).toBeUndefined();
+    expect(t.takeStale()).toBe(true);
+  });
+
+  it('give a form’s run no bubble to name, and keep working with a server that sends no ids', () => {
+    const t = timeline();
+    t.reset(entriesFromMessages(history()));
+    run(t, [{ type: 'stream_start', trigger: 'form', user_message_id: 'f1' }, end('a-form')]);
+    expect(t.takeStale()).toBe(false);
+    const sent = t.pushSent({ kind: 'user', key: 'k-old', text: 'hi', images: [], files: [] });
+    run(t, [{ type: 'stream_start', trigger: 'user' }, { type: 'stream_delta', delta: 'Hello' }, end()]);
+    expect(sent.messageId).toBeUndefined();
+    expect(t.takeStale()).toBe(false);
+    // Its answer has no id: only a read can name it.
+    expect(t.takeUnnamed()).toBe(true);
+  });
+});
+
+describe('message ids of live entries, from a read of the session', () => {
   it('are taken from the session read after the run, matched by kind and text from the end', () => {
     const t = timeline();
     t.reset(entriesFromMessages(history().slice(0, 2)));

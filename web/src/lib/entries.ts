@@ -6,8 +6,9 @@ import type { RecallStamp } from '../../../src/protocol/rest.js';
 
 /**
  * The id of the stored message an entry shows (rendered as `data-message-id`). Entries from the
- * history have it at once; entries built from live events get it when the run has ended and the
- * client has read the session again (events do not carry message ids).
+ * history have it at once; a run's user message and final answer get it from the run's events
+ * (lib/timeline.ts), and what no event names once the run has ended and the client has read the
+ * session again (lib/message-ids.ts).
  */
 interface Stored {
   messageId?: string;

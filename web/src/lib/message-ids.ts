@@ -1,10 +1,11 @@
 /**
- * Gives the entries built from live events the ids of the messages they show. Events carry no
- * message ids, so once a run is over the client reads the session again and matches what it
- * shows against what the history would show: same kind and same text (a tool card by its call
- * id), walking both from the end, so the newest entries, the ones the actions need, are matched
- * first. An entry with no counterpart (a message the server refused, a notice only the live view
- * shows) keeps no id, and nothing else moves.
+ * Gives the entries built from live events the ids of the messages no event named. A run's
+ * events name its user message and its final answer (lib/timeline.ts); a plan, text said before
+ * tool calls or a failed run's partial answer has no id until the client reads the session again
+ * and matches what it shows against what the history would show: same kind and same text (a
+ * tool card by its call id), walking both from the end, so the newest entries, the ones the
+ * actions need, are matched first. An entry with no counterpart (a message the server refused, a
+ * notice only the live view shows) keeps no id, and nothing else moves.
  */
 import type { ChatEntry } from './entries.js';
 

@@ -3,9 +3,9 @@
  * the session, and the chat drops them from its view before the run's events add what replaces
  * them.
  *
- * Entries are found by their message id. An entry built from live events has no id until the
- * client has read the session again, so the client's own request also says where to cut: an edit
- * at the bubble being edited, a regenerate after the last message the person sent.
+ * Entries are found by their message id. Some entries built from live events have none (what no
+ * event names waits for a read of the session), so the client's own request also says where to
+ * cut: an edit at the bubble being edited, a regenerate after the last message the person sent.
  */
 import type { EventOf } from '../../../src/protocol/events.js';
 import type { ChatEntry, UserEntry } from './entries.js';

@@ -4,6 +4,11 @@
  * Events are de-duplicated by `run_id` + `seq`, so the replay the server sends on every
  * (re)connection never shows twice. Text deltas are gathered in plain strings and moved into
  * the reactive entries once per animation frame, so a fast stream costs one render per frame.
+ *
+ * Entries of a run get the ids of the messages they show from its events: `stream_start` names
+ * the user message (the bubble this client pushed, an edit's new text, a recall's prompt), and
+ * `stream_end` / `stream_stopped` the final answer. What no event names (a plan, text said
+ * before tool calls, the partial answer of a failed run) is left for a read of the session.
  */
 
 import { reactive } from 'vue';
@@ -21,6 +26,14 @@ import {
 import { errorHint, failedTurnEntry } from './failed-turn.js';
 import { type PendingRewind, rewind } from './rewind.js';
 
+/** An entry showing a stored message a search can point at, which has no id yet. */
+function shownUnnamed(entry: ChatEntry): boolean {
+  if (entry.messageId !== undefined) return false;
+  return (
+    entry.kind === 'plan' || entry.kind === 'user' || (entry.kind === 'assistant' && entry.text.trim() !== '')
+  );
+}
+
 /** Whether a saved recall prompt is the one of the run `start` begins (one occurrence each). */
 function sameOccurrence(stamp: RecallStamp | undefined, start: EventOf<'stream_start'>): boolean {
   return (
@@ -36,6 +49,7 @@ function recallPrompt(start: EventOf<'stream_start'>): UserEntry {
     text: start.prompt ?? '',
     images: [],
     files: [],
+    ...(start.user_message_id !== undefined ? { messageId: start.user_message_id } : {}),
   };
   if (start.recall_id !== undefined && start.scheduled_for !== undefined) {
     entry.recall = {
@@ -101,6 +115,14 @@ export class Timeline {
   private rewindRequest: PendingRewind | null = null;
   /** A rewind made elsewhere left this view unsure of what the session holds: reload it. */
   private stale = false;
+  /** The bubble of the message this client sent last, until its run's `stream_start` names it. */
+  private sent: UserEntry | null = null;
+  /** The id `stream_start` gave an edit's new message, for its bubble once `history_rewound` shows it. */
+  private editedId: string | undefined;
+  /** Entries the run in progress added, to tell at its end whether all got their ids. */
+  private runEntries: ChatEntry[] = [];
+  /** The run that just ended showed messages no event named: only a read can. */
+  private unnamed = false;
 
   constructor(private readonly schedule: FrameScheduler = defaultScheduler) {}
 
@@ -116,6 +138,10 @@ export class Timeline {
     this.pendingClaims = null;
     this.rewindRequest = null;
     this.stale = false;
+    this.sent = null;
+    this.editedId = undefined;
+    this.runEntries = [];
+    this.unnamed = false;
     this.state.entries.splice(0, this.state.entries.length, ...entries.map((entry) => reactive(entry)));
     this.state.running = false;
     this.state.runId = null;
@@ -134,10 +160,28 @@ export class Timeline {
     return stale;
   }
 
-  /** Adds an entry created by this client (the user's own message). */
+  /**
+   * True once if the run that just ended showed messages its events could not name (a plan, text
+   * said before tool calls, a failed run's partial answer): reading the session names them.
+   */
+  takeUnnamed(): boolean {
+    const unnamed = this.unnamed;
+    this.unnamed = false;
+    return unnamed;
+  }
+
+  /** Adds an entry created by this client, or one of the run in progress. */
   push<T extends ChatEntry>(entry: T): T {
     const live = reactive(entry) as T;
     this.state.entries.push(live);
+    if (this.state.running) this.runEntries.push(live);
+    return live;
+  }
+
+  /** Adds the bubble of a message this client sends: the `stream_start` of its run names it. */
+  pushSent(entry: UserEntry): UserEntry {
+    const live = this.push(entry);
+    this.sent = live;
     return live;
   }
 
@@ -192,8 +236,10 @@ export class Timeline {
         this.answer = null;
         this.runAnswer = null;
         this.pendingClaims = null;
+        this.runEntries = [];
         // Nobody sent a recall's prompt from a client: the event brings it, to show as its bubble.
         if (event.trigger === 'recall' && event.prompt !== undefined) this.push(recallPrompt(event));
+        else this.nameUserMessage(event);
         break;
       case 'thinking_delta': {
         if (!this.thinking || this.thinking.done) {
@@ -341,6 +387,7 @@ export class Timeline {
           if (answer) answer.unverifiedClaims = this.pendingClaims;
           this.pendingClaims = null;
         }
+        this.nameAnswer(event.message_id);
         this.closeAnswer(false);
         this.state.contextTokens = event.context_tokens;
         this.state.maxContextTokens = event.max_context_tokens;
@@ -359,6 +406,7 @@ export class Timeline {
             interrupted: false,
           });
         }
+        this.nameAnswer(event.message_id);
         this.closeAnswer(true);
         this.push({ kind: 'notice', key: newKey('notice'), text: 'Stopped. The partial answer was saved.' });
         if (event.context_tokens !== undefined) this.state.contextTokens = event.context_tokens;
@@ -371,7 +419,11 @@ export class Timeline {
         const request = this.rewindRequest;
         this.rewindRequest = null;
         if (rewind(this.state.entries, event, request)) this.stale = true;
-        if (request?.kind === 'edit') this.push(request.replacement);
+        if (request?.kind === 'edit') {
+          const replacement = this.push(request.replacement);
+          if (this.editedId !== undefined) replacement.messageId = this.editedId;
+        }
+        this.editedId = undefined;
         break;
       }
       case 'context_compressed':
@@ -408,7 +460,11 @@ export class Timeline {
         if (!event.recoverable && event.run_id !== undefined) {
           this.push(failedTurnEntry(event.message, event.code));
         } else {
-          if (event.run_id === undefined) this.rewindRequest = null;
+          if (event.run_id === undefined) {
+            // A refusal: the command it answers started no run, so no stream_start names its bubble.
+            this.rewindRequest = null;
+            this.sent = null;
+          }
           this.push({
             kind: 'error',
             key: newKey('error'),
@@ -470,8 +526,32 @@ export class Timeline {
       if (card.status === 'running') card.status = 'cancelled';
       if (card.confirm === 'pending') card.confirm = null;
     }
+    this.unnamed = this.runEntries.some(shownUnnamed);
+    this.runEntries = [];
     this.state.running = false;
     this.state.recallId = null;
+  }
+
+  /**
+   * Gives the run's user message its id: the bubble this client sent, or (an edit) the new text's
+   * bubble once `history_rewound` shows it. A regenerate answers a message already shown with its
+   * id, and a form's submission has no bubble. Any other message is not in this view (another tab
+   * or a REST call sent it): the view reads the session again when the run is over.
+   */
+  private nameUserMessage(start: EventOf<'stream_start'>): void {
+    const id = start.user_message_id;
+    const sent = this.sent;
+    this.sent = null;
+    if (id === undefined || start.trigger === 'form') return;
+    if (this.state.entries.some((entry) => entry.messageId === id)) return;
+    if (this.rewindRequest?.kind === 'edit') this.editedId = id;
+    else if (sent && sent.messageId === undefined) sent.messageId = id;
+    else this.stale = true;
+  }
+
+  /** The answer bubble the run ends with gets the id of the answer the server stored. */
+  private nameAnswer(id: string | undefined): void {
+    if (id !== undefined && this.answer && this.answer.messageId === undefined) this.answer.messageId = id;
   }
 
   /** The final answer is already shown when nothing came after the last answer bubble. */
