@@ -8,11 +8,11 @@ import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProfileDocument, ProfileSummary } from '../../src/protocol/rest.js';
-import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-import { chatRequests, postMessage } from '../support/rest.js';
+import { chatRequests, expectRefusal, postMessage, systemText } from '../support/rest.js';
 
 const dir = profilesDir([plainProfile, { ...plainProfile, id: 'other', name: 'Other' }]);
 // A profile file that is a link to a file outside the folder: saving must replace the link,
@@ -50,17 +50,6 @@ function put(id: string, body: unknown, withConsent = true): Promise<Response> {
   });
 }
 
-async function refused(res: Response, status: number, code: string, message?: RegExp): Promise<void> {
-  const body = (await res.json()) as { error: string; code: string };
-  expect({ status: res.status, code: body.code }).toEqual({ status, code });
-  if (message) expect(body.error).toMatch(message);
-}
-
-function systemText(r: RecordedRequest | undefined): string {
-  const first = r?.body.messages?.[0];
-  return first?.role === 'system' ? String(first.content) : '';
-}
-
 /** Every entry of the profiles folder and of its parent, with contents: what a refusal must leave. */
 function snapshot(): Record<string, string> {
   const out: Record<string, string> = {};
@@ -94,7 +83,7 @@ describe('GET /agents/profiles/{id}', () => {
   });
 
   it('answers 404 PROFILE_NOT_FOUND for an unknown id, naming the ones there are', async () => {
-    await refused(await get('nobody'), 404, 'PROFILE_NOT_FOUND', /"nobody".*plain.*secretary/);
+    await expectRefusal(await get('nobody'), 404, 'PROFILE_NOT_FOUND', /"nobody".*plain.*secretary/);
   });
 
   it('refuses ids that are paths or hold anything but letters, digits, _ and -', async () => {
@@ -106,7 +95,7 @@ describe('GET /agents/profiles/{id}', () => {
       'pl%C3%A4in',
       '%2Fetc%2Fpasswd',
     ]) {
-      await refused(await get(id), 404, 'PROFILE_NOT_FOUND', /letters, digits, _ and -/);
+      await expectRefusal(await get(id), 404, 'PROFILE_NOT_FOUND', /letters, digits, _ and -/);
     }
     for (const id of ['%2E%2E', '..', 'pl%00ain', '%2E%2E%2F%2E%2E']) await notFound(await get(id));
     // Longer than any id can be: no profile has it.
@@ -147,7 +136,7 @@ describe('PUT /agents/profiles/{id}', () => {
 
   it('needs consent (403 CONSENT_REQUIRED) and writes nothing without it', async () => {
     const before = snapshot();
-    await refused(
+    await expectRefusal(
       await put('plain', { profile: { ...plainProfile, system_prompt: 'NOT SAVED' } }, false),
       403,
       'CONSENT_REQUIRED',
@@ -158,10 +147,10 @@ describe('PUT /agents/profiles/{id}', () => {
 
   it('refuses broken JSON and bodies of the wrong shape', async () => {
     const before = snapshot();
-    await refused(await put('plain', '{"profile": {"id": "plain",'), 400, 'INVALID_JSON');
-    await refused(await put('plain', '[]'), 400, 'BAD_REQUEST');
-    await refused(await put('plain', {}), 400, 'BAD_REQUEST', /profile/);
-    await refused(await put('plain', { profile: plainProfile, extra: 1 }), 400, 'BAD_REQUEST', /extra/);
+    await expectRefusal(await put('plain', '{"profile": {"id": "plain",'), 400, 'INVALID_JSON');
+    await expectRefusal(await put('plain', '[]'), 400, 'BAD_REQUEST');
+    await expectRefusal(await put('plain', {}), 400, 'BAD_REQUEST', /profile/);
+    await expectRefusal(await put('plain', { profile: plainProfile, extra: 1 }), 400, 'BAD_REQUEST', /extra/);
     expect(snapshot()).toEqual(before);
   });
 
@@ -188,30 +177,30 @@ describe('PUT /agents/profiles/{id}', () => {
       [{ ...plainProfile, constructor: 'x' }, /unknown field "constructor"/],
     ];
     for (const [profile, message] of cases) {
-      await refused(await put('plain', { profile }), 400, 'INVALID_PROFILE', message);
+      await expectRefusal(await put('plain', { profile }), 400, 'INVALID_PROFILE', message);
     }
     // A JSON body that would set an object's prototype is refused before anything reads it.
     const poisoned = `{"profile": ${JSON.stringify(plainProfile).slice(0, -1)}, "__proto__": {"x": 1}}}`;
-    await refused(await put('plain', poisoned), 400, 'INVALID_JSON');
+    await expectRefusal(await put('plain', poisoned), 400, 'INVALID_JSON');
     expect(snapshot()).toEqual(before);
   });
 
   it('refuses a body whose id is not the one in the path, and an id that names no profile', async () => {
     const before = snapshot();
-    await refused(
+    await expectRefusal(
       await put('plain', { profile: { ...plainProfile, id: 'other' } }),
       400,
       'INVALID_PROFILE',
       /id: must stay "plain"/,
     );
-    await refused(
+    await expectRefusal(
       await put('plain', { profile: { ...plainProfile, id: '../other' } }),
       400,
       'INVALID_PROFILE',
       /id: must be 1 to 64 letters/,
     );
     // Saving edits a profile that exists; it does not make new files.
-    await refused(
+    await expectRefusal(
       await put('newcomer', { profile: { ...plainProfile, id: 'newcomer' } }),
       404,
       'PROFILE_NOT_FOUND',
@@ -242,8 +231,8 @@ describe('PUT /agents/profiles/{id}', () => {
   it('refuses a body larger than the limit (413), without consent first (403)', async () => {
     const before = snapshot();
     const huge = { profile: { ...plainProfile, system_prompt: 'x'.repeat(300 * 1024) } };
-    await refused(await put('plain', huge, false), 403, 'CONSENT_REQUIRED');
-    await refused(await put('plain', huge), 413, 'BODY_TOO_LARGE');
+    await expectRefusal(await put('plain', huge, false), 403, 'CONSENT_REQUIRED');
+    await expectRefusal(await put('plain', huge), 413, 'BODY_TOO_LARGE');
     expect(snapshot()).toEqual(before);
   });
 });

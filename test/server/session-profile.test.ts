@@ -7,11 +7,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/protocol/events.js';
 import type { SessionSummary } from '../../src/protocol/rest.js';
-import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
+import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-import { chatRequests, getSession } from '../support/rest.js';
+import { chatRequests, expectRefusal, getSession, systemText } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const profiles = profilesDir([
@@ -49,17 +49,6 @@ async function watch(id: string): Promise<EventClient> {
   const client = await EventClient.connect(navi.wsUrl(id));
   clients.push(client);
   return client;
-}
-
-async function refused(res: Response, status: number, code: string, message?: RegExp): Promise<void> {
-  const body = (await res.json()) as { error: string; code: string };
-  expect({ status: res.status, code: body.code }).toEqual({ status, code });
-  if (message) expect(body.error).toMatch(message);
-}
-
-function systemText(r: RecordedRequest | undefined): string {
-  const first = r?.body.messages?.[0];
-  return first?.role === 'system' ? String(first.content) : '';
 }
 
 const isSwitch = (e: ServerEvent) => e.type === 'profile_switched';
@@ -116,14 +105,18 @@ describe('PATCH /sessions/{id} {profile_id}', () => {
   it('refuses an unknown profile with the ones there are (400 UNKNOWN_PROFILE), changing nothing', async () => {
     const id = await navi.createSession('first');
     const client = await watch(id);
-    await refused(
+    await expectRefusal(
       await patch(id, { profile_id: 'nobody' }),
       400,
       'UNKNOWN_PROFILE',
       /"nobody".*first.*second/,
     );
     // Not even the other fields of the same request.
-    await refused(await patch(id, { profile_id: '../first', title: 'Not kept' }), 400, 'UNKNOWN_PROFILE');
+    await expectRefusal(
+      await patch(id, { profile_id: '../first', title: 'Not kept' }),
+      400,
+      'UNKNOWN_PROFILE',
+    );
     const detail = await getSession(navi, id);
     expect(detail.profile_id).toBe('first');
     expect(detail.title).toBe('');
@@ -132,13 +125,13 @@ describe('PATCH /sessions/{id} {profile_id}', () => {
 
   it('refuses wrong types, an empty or oversized id and unknown sessions', async () => {
     const id = await navi.createSession('first');
-    await refused(await patch(id, { profile_id: 2 }), 400, 'BAD_REQUEST', /profile_id/);
-    await refused(await patch(id, { profile_id: null }), 400, 'BAD_REQUEST', /profile_id/);
-    await refused(await patch(id, { profile_id: ['second'] }), 400, 'BAD_REQUEST', /profile_id/);
-    await refused(await patch(id, { profile_id: '' }), 400, 'BAD_REQUEST', /profile_id/);
-    await refused(await patch(id, { profile_id: 's'.repeat(65) }), 400, 'BAD_REQUEST', /profile_id/);
-    await refused(await patch(id, '{"profile_id": "second"'), 400, 'INVALID_JSON');
-    await refused(
+    await expectRefusal(await patch(id, { profile_id: 2 }), 400, 'BAD_REQUEST', /profile_id/);
+    await expectRefusal(await patch(id, { profile_id: null }), 400, 'BAD_REQUEST', /profile_id/);
+    await expectRefusal(await patch(id, { profile_id: ['second'] }), 400, 'BAD_REQUEST', /profile_id/);
+    await expectRefusal(await patch(id, { profile_id: '' }), 400, 'BAD_REQUEST', /profile_id/);
+    await expectRefusal(await patch(id, { profile_id: 's'.repeat(65) }), 400, 'BAD_REQUEST', /profile_id/);
+    await expectRefusal(await patch(id, '{"profile_id": "second"'), 400, 'INVALID_JSON');
+    await expectRefusal(
       await patch('00000000-0000-4000-8000-000000000000', { profile_id: 'second' }),
       404,
       'SESSION_NOT_FOUND',
@@ -154,7 +147,7 @@ describe('PATCH /sessions/{id} {profile_id}', () => {
     await client.waitFor((e) => e.type === 'stream_start');
     await fake.waitForRequests(1);
 
-    await refused(await patch(id, { profile_id: 'second' }), 409, 'RUN_ACTIVE', /finished or stopped/);
+    await expectRefusal(await patch(id, { profile_id: 'second' }), 409, 'RUN_ACTIVE', /finished or stopped/);
     expect((await getSession(navi, id)).profile_id).toBe('first');
 
     await fetch(`${navi.url}/sessions/${id}/stop`, { method: 'POST' });

@@ -1,7 +1,10 @@
 /**
  * The REST calls and request filters integration tests repeat: posting a message, reading a
- * session back typed as the protocol says, and picking the chat calls out of a fake LLM's log.
+ * session back typed as the protocol says, checking a refusal, and picking the chat calls out of
+ * a fake LLM's log.
  */
+
+import { expect } from 'vitest';
 import type { RecallList, RecallSummary, SessionDetail } from '../../src/protocol/rest.js';
 import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
 import type { NaviHandle } from './navi.js';
@@ -53,4 +56,25 @@ export function lastUserText(request: RecordedRequest | undefined): string {
   const content = users.at(-1)?.content;
   if (content === undefined) return '';
   return typeof content === 'string' ? content : JSON.stringify(content);
+}
+
+/** The system prompt an LLM request carried (its first message when that is `system`), '' when none. */
+export function systemText(request: RecordedRequest | undefined): string {
+  const first = request?.body.messages?.[0];
+  return first?.role === 'system' ? String(first.content) : '';
+}
+
+/**
+ * Checks that `res` is the refusal `{status, code}` of the error table, and, given `message`, that
+ * its `error` text says it.
+ */
+export async function expectRefusal(
+  res: Response,
+  status: number,
+  code: string,
+  message?: RegExp,
+): Promise<void> {
+  const body = (await res.json()) as { error: string; code: string };
+  expect({ status: res.status, code: body.code }).toEqual({ status, code });
+  if (message) expect(body.error).toMatch(message);
 }
