@@ -12,6 +12,7 @@
  * tool whose shipped default is `confirm`.
  */
 import type { Profile } from '../config/profiles.js';
+import type { ToolPolicyInfo } from '../protocol/rest.js';
 import { firstMatch } from './policy.js';
 import type { RegisteredTool } from './registry.js';
 import { hookDefaultFor, riskOf } from './risk.js';
@@ -70,7 +71,7 @@ export function confirmationOf(
   profile: HookProfile,
   entry: RegisteredTool,
   env: HookEnvironment,
-): 'never' | 'always' | 'per_call' {
+): ToolPolicyInfo['confirm'] {
   if (decide(profile, entry, env, undefined).action === 'confirm') return 'always';
   if (!entry.tool.confirmCall) return 'never';
   // A call the tool asks about: does the profile let that question through?
