@@ -65,6 +65,20 @@ function errorText(status: number, body: unknown, fallback: string): string {
   return fallback;
 }
 
+/**
+ * The error of a call the server refused. A 401 also records why (`authRefusal`) and lets the
+ * app ask for the access token.
+ */
+function refusal(status: number, body: unknown, fallback: string): ApiError {
+  const raw = (body as Partial<ErrorBody> | null | undefined)?.code;
+  const code = typeof raw === 'string' ? raw : undefined;
+  if (status === 401) {
+    authRefusal.value = code ?? 'UNAUTHORIZED';
+    onUnauthorized();
+  }
+  return new ApiError(errorText(status, body, fallback), status, code);
+}
+
 /** One REST call; exported for the pages that keep their own calls in a lib file of their own. */
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
@@ -86,16 +100,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     parsed = undefined;
   }
   if (!response.ok) {
-    const code = (parsed as Partial<ErrorBody> | undefined)?.code;
-    if (response.status === 401) {
-      authRefusal.value = typeof code === 'string' ? code : 'UNAUTHORIZED';
-      onUnauthorized();
-    }
-    throw new ApiError(
-      errorText(response.status, parsed, `${method} ${path} failed (${response.status})`),
-      response.status,
-      typeof code === 'string' ? code : undefined,
-    );
+    throw refusal(response.status, parsed, `${method} ${path} failed (${response.status})`);
   }
   return parsed as T;
 }
@@ -202,14 +207,7 @@ export function uploadFile(
         onProgress(1);
         resolve(xhr.response as UploadedFile);
       } else {
-        if (xhr.status === 401) {
-          const code = (xhr.response as Partial<ErrorBody> | null)?.code;
-          authRefusal.value = typeof code === 'string' ? code : 'UNAUTHORIZED';
-          onUnauthorized();
-        }
-        reject(
-          new ApiError(errorText(xhr.status, xhr.response, `Upload failed (${xhr.status})`), xhr.status),
-        );
+        reject(refusal(xhr.status, xhr.response, `Upload failed (${xhr.status})`));
       }
     });
     xhr.addEventListener('error', () =>
