@@ -462,12 +462,15 @@ export class Agent implements AgentApi {
         result.summary,
       );
       state.context = await state.transcript.loadContext();
-      state.tokens = 0;
-      await state.transcript.setTokenCount(0);
+      // The count was measured on the context before the summary: an estimate of what is left
+      // stands in (stored, and sent, so GET agrees) until the next LLM call reports the real one.
+      state.tokens = estimateTokens('', state.context, '');
+      await state.transcript.setTokenCount(state.tokens);
       state.emit({
         type: 'context_compressed',
         messages_before: before,
         messages_after: state.context.length,
+        context_tokens: state.tokens,
       });
     } catch (err) {
       log.error({ err }, 'context compression failed; the context was left as it was');

@@ -106,7 +106,12 @@ export type AgentEvent =
    * a client drops those messages from its view, and the run's events add what replaces them.
    */
   | { type: 'history_rewound'; from_message_id: string; removed_ids: string[] }
-  | { type: 'context_compressed'; messages_before: number; messages_after: number }
+  /**
+   * `context_tokens`: an estimate (four characters a token) of what the context holds after the
+   * compression, the figure the session then stores, until the next LLM call reports the real one
+   * (Navi always sends it).
+   */
+  | { type: 'context_compressed'; messages_before: number; messages_after: number; context_tokens?: number }
   | { type: 'profile_switched'; profile_id: string; profile_name: string }
   /**
    * Something the person should know about how the run is being done, which does not stop it

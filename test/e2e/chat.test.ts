@@ -165,9 +165,9 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
     await page.close();
   });
 
-  it('shows a context compression as a quiet notice and resets the meter', async () => {
+  it('shows a context compression as a quiet notice, and the meter what was kept, as a reload does', async () => {
     const page = await env.newPage();
-    await openNewSession(env, page);
+    const id = await openNewSession(env, page);
     env.fake.enqueue({ text: 'First answer.' });
     await sendMessage(page, 'First question');
     await waitForText(page.getByTestId('assistant-message').last(), 'First answer.');
@@ -179,8 +179,21 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: chat',
     await sendMessage(page, 'Second question');
     await waitForText(page.getByTestId('assistant-message').last(), 'Second answer.');
     await waitForText(page.getByTestId('notice'), 'Context compressed');
-    await waitForText(page.getByTestId('context-meter'), '0 / 8.2k');
-    expect(await page.getByTestId('context-meter').textContent()).not.toContain('7.4k');
+    // The meter shows the server's estimate of what was kept: neither the 7.4k before the summary
+    // nor 0, and the figure the session holds, so a reload shows the same.
+    const meter = page.getByTestId('context-meter');
+    const session = (await (await fetch(`${env.navi.url}/sessions/${id}`)).json()) as {
+      context_token_count: number;
+    };
+    expect(session.context_token_count).toBeGreaterThan(0);
+    expect(session.context_token_count).toBeLessThan(7400);
+    await expect.poll(() => meter.getAttribute('aria-valuenow')).toBe(String(session.context_token_count));
+    const shown = ((await meter.textContent()) ?? '').trim();
+    expect(shown).toMatch(/^\S+ \/ 8\.2k$/);
+    expect(shown).not.toMatch(/^0 \/|7\.4k/);
+    await page.reload();
+    await waitForText(page.getByTestId('assistant-message').last(), 'Second answer.');
+    await expect.poll(async () => ((await meter.textContent()) ?? '').trim()).toBe(shown);
     await page.close();
   });
 

@@ -618,6 +618,18 @@ describe('the context meter', () => {
     expect(t.state.maxContextTokens).toBe(8192);
   });
 
+  it('takes the estimate a compression reports, and 0 from a server that sends none', () => {
+    const t = timeline();
+    run(t, [
+      { type: 'stream_start', trigger: 'user' },
+      { type: 'stream_end', content: 'a', context_tokens: 7400, max_context_tokens: 8192 },
+      { type: 'context_compressed', messages_before: 12, messages_after: 5, context_tokens: 640 },
+    ]);
+    expect(t.state.contextTokens).toBe(640);
+    t.apply({ type: 'context_compressed', messages_before: 5, messages_after: 3 });
+    expect(t.state.contextTokens).toBe(0);
+  });
+
   it('keeps its figure when an older server sends a stop without them', () => {
     const t = timeline();
     run(t, [

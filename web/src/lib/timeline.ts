@@ -427,8 +427,9 @@ export class Timeline {
         break;
       }
       case 'context_compressed':
-        // The server counts the summarised context afresh from the next LLM call on.
-        this.state.contextTokens = 0;
+        // The server's estimate of what was kept (an older server sends none: it counted 0) until
+        // the next LLM call reports the real figure; the session holds the same, so a reload agrees.
+        this.state.contextTokens = event.context_tokens ?? 0;
         this.push({
           kind: 'notice',
           key: newKey('notice'),
