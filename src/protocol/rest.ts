@@ -161,8 +161,8 @@ export interface ToolPolicyInfo {
   /** Why not, when it is not allowed ("denied by group:runtime", "not in enabled_tools"). */
   reason?: string;
   /**
-   * When a call asks the person first: `never`, `always`, or `per_call` (the call's own
-   * arguments decide, e.g. a shell command that writes).
+   * When a call asks the person first: `never`, `always`, or `per_call` (the tool decides from
+   * each call's arguments: `gmail` asks before sending, not before reading).
    */
   confirm: 'never' | 'always' | 'per_call';
 }
