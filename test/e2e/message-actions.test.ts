@@ -339,17 +339,13 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await page.getByRole('dialog', { name: 'New conversation' }).waitFor();
     await page.keyboard.press('Escape');
 
-    // Ctrl+K goes to the sidebar's search box (one stands in for it while the sidebar has none).
+    // Ctrl+K goes to the sidebar's search box.
     await page.getByRole('dialog', { name: 'New conversation' }).waitFor({ state: 'hidden' });
-    await page.evaluate(() => {
-      if (document.getElementById('session-search')) return;
-      const box = document.createElement('input');
-      box.id = 'session-search';
-      box.setAttribute('aria-label', 'Search conversations');
-      document.querySelector('.sidebar-slot')?.prepend(box);
-    });
+    const search = page.getByRole('searchbox', { name: 'Search chats' });
+    expect(await search.evaluate((el) => document.activeElement === el)).toBe(false);
     await page.keyboard.press('Control+K');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('session-search');
+    await expect.poll(() => search.evaluate((el) => document.activeElement === el)).toBe(true);
+    expect(await search.getAttribute('id')).toBe('session-search');
     await page.close();
   });
 });
