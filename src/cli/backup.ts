@@ -12,6 +12,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { backupsDir } from '../config/data-location.js';
 import type { Settings } from '../config/settings.js';
 import { checkIntegrity } from '../store/sqlite/database.js';
+import { hasTable, recordedSchemaVersion } from '../store/sqlite/migrate.js';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -181,12 +182,8 @@ async function copyDatabase(source: string, target: string): Promise<void> {
 function describeDatabase(file: string): { schemaVersion: number; sessions: number } {
   const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   try {
-    const has = (table: string) =>
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
-    const schemaVersion = has('schema_migrations')
-      ? ((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0)
-      : 0;
-    const sessions = has('sessions')
+    const schemaVersion = recordedSchemaVersion(db) ?? 0;
+    const sessions = hasTable(db, 'sessions')
       ? (db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n
       : 0;
     return { schemaVersion, sessions };

@@ -19,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { ownedSettingsPath } from '../config/owned-settings.js';
 import type { Settings } from '../config/settings.js';
+import { hasTable } from '../store/sqlite/migrate.js';
 
 /** One part of the data, as a backup names it. */
 export type DataItemName =
@@ -215,10 +216,7 @@ export function rebaseSessionFiles(dbPath: string, from: string, to: string): nu
   if (from === to) return 0;
   const db = new BetterSqlite3(dbPath, { fileMustExist: true, timeout: 5000 });
   try {
-    const table = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_files'")
-      .get();
-    if (table === undefined) return 0;
+    if (!hasTable(db, 'session_files')) return 0;
     const prefix = `${from}/`;
     return db
       .prepare('UPDATE session_files SET path = ? || substr(path, ?) WHERE substr(path, 1, ?) = ?')

@@ -10,6 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { backupsDir } from '../config/data-location.js';
 import type { Settings } from '../config/settings.js';
 import { checkIntegrity } from '../store/sqlite/database.js';
+import { recordedSchemaVersion } from '../store/sqlite/migrate.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
 import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
 import { type CliIo, CliRefusal } from './cli-io.js';
@@ -179,12 +180,7 @@ function checkDatabase(path: string, isNavi: boolean): void {
     if (problems.length > 0)
       throw new CliRefusal(`${path} fails SQLite's integrity check (${problems[0]}); restore another backup`);
     if (!isNavi) return;
-    const versioned =
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !==
-      undefined;
-    const version = versioned
-      ? (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v
-      : null;
+    const version = recordedSchemaVersion(db);
     if (version === null)
       throw new CliRefusal(
         `${path} is not a Navi database (it has no schema versions); restore another backup`,

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkIntegrity, type Database, openDatabase } from './database.js';
-import { migrate, SchemaTooNewError, schemaVersion } from './migrate.js';
+import { hasTable, migrate, recordedSchemaVersion, SchemaTooNewError, schemaVersion } from './migrate.js';
 import { type Migration, migrations } from './migrations/index.js';
 
 let dir: string;
@@ -115,6 +116,20 @@ describe('openDatabase', () => {
     expect(caught).toBeInstanceOf(Error);
     expect((caught as Error).message).toMatch(/navi\.db.*schema version 999.*Upgrade Navi/s);
     expect((caught as Error).cause).toBeInstanceOf(SchemaTooNewError);
+  });
+
+  it('reads the recorded version of a file without migrating it, and null for one Navi never wrote', () => {
+    const navi = open(join(dir, 'navi.db'));
+    expect(recordedSchemaVersion(navi)).toBe(migrations.at(-1)!.version);
+    expect(hasTable(navi, 'sessions')).toBe(true);
+    const other = new BetterSqlite3(join(dir, 'other.db'));
+    opened.push(other);
+    other.exec('CREATE TABLE notes (x TEXT)');
+    expect(recordedSchemaVersion(other)).toBeNull();
+    expect(hasTable(other, 'notes')).toBe(true);
+    expect(hasTable(other, 'sessions')).toBe(false);
+    other.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY)');
+    expect(recordedSchemaVersion(other)).toBeNull();
   });
 
   it('rejects a migration list that is not strictly increasing', () => {

@@ -47,6 +47,19 @@ export function schemaVersion(db: Database): number {
   return row?.v ?? 0;
 }
 
+/** Whether `db` has the table `name`: a file Navi may not have written (a backup) need not. */
+export function hasTable(db: Database, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/**
+ * Highest applied version of a database file Navi may not have written, read without changing
+ * it; null when it has no migration recorded, so it is not a Navi database.
+ */
+export function recordedSchemaVersion(db: Database): number | null {
+  return hasTable(db, 'schema_migrations') ? schemaVersion(db) || null : null;
+}
+
 /**
  * Brings `db` up to the last migration of `list`. Idempotent: a second call applies nothing.
  * Throws {@link SchemaTooNewError} when the database already has a version `list` does not know.
