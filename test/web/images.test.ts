@@ -165,6 +165,19 @@ describe('ImageDrafts', () => {
     expect(d.state.items).toEqual([]);
   });
 
+  it('keeps the order the images were added in, whichever is ready first', async () => {
+    const finish = new Map<string, () => void>();
+    const { d } = drafts({
+      prepare: (f) => new Promise((resolve) => finish.set(f.name, () => resolve(prepared(f.name)))),
+    });
+    const adding = [d.add(file('big.jpg')), d.add(file('small.gif')), d.add(file('mid.webp'))];
+    finish.get('small.gif')?.();
+    finish.get('mid.webp')?.();
+    finish.get('big.jpg')?.();
+    await Promise.all(adding);
+    expect(d.state.items.map((i) => i.name)).toEqual(['big.jpg', 'small.gif', 'mid.webp']);
+  });
+
   it('blocks sending while an image is still being prepared', async () => {
     let finish: () => void = () => {};
     const { d } = drafts({

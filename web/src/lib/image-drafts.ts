@@ -61,7 +61,10 @@ export class ImageDrafts {
     return this.state.preparing > 0 || (this.state.textOnly !== null && this.state.items.length > 0);
   }
 
+  /** Adds an image; images prepared side by side keep the order they were added in. */
   async add(file: File): Promise<void> {
+    // Taken before preparing: a small image added second is ready first, and must not go first.
+    const id = this.nextId++;
     this.state.preparing += 1;
     try {
       const prepared = await (this.deps.prepare ?? prepareImage)(file);
@@ -69,7 +72,10 @@ export class ImageDrafts {
         this.state.note = `“${prepared.name}” does not fit in this message beside the other images (together they may have about ${describeBytes((MAX_MESSAGE_IMAGE_CHARS / 4) * 3)}). Send it with the next message, or attach it as a file.`;
         return;
       }
-      this.state.items.push({ ...prepared, id: this.nextId++ });
+      const later = this.state.items.findIndex((image) => image.id > id);
+      const image = { ...prepared, id };
+      if (later < 0) this.state.items.push(image);
+      else this.state.items.splice(later, 0, image);
       if (this.state.items.length === 1) void this.checkVision();
     } catch (err) {
       if (err instanceof ImageProblem && err.unreadable) {
