@@ -3,10 +3,14 @@
  * starts when there is nothing to run again or the message may not be edited. The agent does the
  * rewind itself, once the session's previous run has settled (docs/architecture.md#rewinding).
  */
+import type { Logger } from 'pino';
 import type { RunInput } from '../agent/types.js';
 import type { SessionStore, StoredMessage } from '../store/types.js';
+import type { AgentRun } from './agent-run.js';
 import { ApiError } from './errors.js';
+import type { FormSubmissions } from './form-submissions.js';
 import { type ClientMessage, userMessageInput } from './run-input.js';
+import type { RunRegistry } from './run-registry.js';
 import type { SessionFiles } from './session-files.js';
 
 /** A message the person typed: not a form submission, a recall's prompt or one Navi made up. */
@@ -65,6 +69,22 @@ export async function editInput(
   await requireInContext(deps.sessions, sessionId, target);
   const input = await userMessageInput(sessionId, message, deps.files, deps.refuseImages);
   return { ...input, rewind: { messageId, rerun: false } };
+}
+
+/**
+ * Starts the run of a regenerate or an edit (`input` from `regenerateInput` or `editInput`); the
+ * forms answered in the turns it removes may be answered again (`FormSubmissions.reopenRemoved`).
+ * Throws as `RunRegistry.start` does.
+ */
+export async function startRewind(
+  deps: { runs: RunRegistry; sessions: SessionStore; forms: FormSubmissions; log: Logger },
+  sessionId: string,
+  input: RunInput,
+): Promise<AgentRun> {
+  const before = await deps.sessions.getMessages(sessionId);
+  const run = deps.runs.start(sessionId, input);
+  deps.forms.reopenRemoved(run, sessionId, before, deps.log);
+  return run;
 }
 
 async function requireInContext(

@@ -296,6 +296,46 @@ describe('edit', () => {
   });
 });
 
+describe('a form answered in a turn that a rewind removes', () => {
+  /** `plan a trip` → `Which city?`, the form `trip` answered → `Booked.`, over the socket. */
+  async function answeredForm(): Promise<{ id: string; client: EventClient }> {
+    const id = await navi.createSession();
+    const client = await connect(id);
+    fake.enqueue({ text: 'Which city?' });
+    await turn(client, { type: 'message', content: 'plan a trip' });
+    fake.enqueue({ text: 'Booked.' });
+    await turn(client, { type: 'form_submit', form_id: 'trip', values: { city: 'Oslo' } });
+    return { id, client };
+  }
+  const submitAgain = { type: 'form_submit', form_id: 'trip', values: { city: 'Bergen' } };
+
+  it('can be answered again: the agent, asked anew, may draw it under the same id', async () => {
+    for (const rewind of ['regenerate over the socket', 'edit over REST']) {
+      const { id, client } = await answeredForm();
+      const plan = (await getSession(navi, id)).messages[0]!;
+      fake.enqueue({ text: 'Which city, again?' });
+      if (rewind === 'regenerate over the socket') await turn(client, { type: 'regenerate' });
+      else
+        expect(
+          (await post(`/sessions/${id}/messages/${plan.id}/edit`, { content: 'plan a trip!' })).status,
+        ).toBe(200);
+      fake.enqueue({ text: 'Booked Bergen.' });
+      const events = await turn(client, submitAgain);
+      expect(events.at(-1), rewind).toMatchObject({ type: 'stream_end', content: 'Booked Bergen.' });
+    }
+  });
+
+  it('stays answered when the rewind keeps it', async () => {
+    const { id, client } = await answeredForm();
+    fake.enqueue({ text: 'Enjoy.' });
+    await turn(client, { type: 'message', content: 'thanks' });
+    fake.enqueue({ text: 'You are welcome.' });
+    await turn(client, { type: 'regenerate' });
+    expect(await refused(client, submitAgain)).toMatchObject({ code: 'FORM_ALREADY_SUBMITTED' });
+    expect((await getSession(navi, id)).messages.filter((m) => m.kind === 'form_submit')).toHaveLength(1);
+  });
+});
+
 describe('refusals, which change nothing', () => {
   it('over the WebSocket: each says what was wrong, and no run starts', async () => {
     const empty = await navi.createSession();

@@ -3,12 +3,13 @@
  * and wait for the whole run, stop a run, answer a tool confirmation. WebSocket clients watching the session see a REST-started run live.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { RunInput } from '../../agent/types.js';
 import type { ServerEvent } from '../../protocol/events.js';
 import type { MessageReply } from '../../protocol/rest.js';
+import type { AgentRun } from '../agent-run.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
-import { editInput, regenerateInput } from '../rewind-input.js';
+import { FormSubmissions } from '../form-submissions.js';
+import { editInput, regenerateInput, startRewind } from '../rewind-input.js';
 import { type ClientMessage, userMessageInput } from '../run-input.js';
 import { requireSession } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -59,14 +60,15 @@ export function replyFromEvents(events: readonly ServerEvent[]): MessageReply {
 }
 
 export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
-  /** Starts the run and waits for its end: the reply, or RUN_FAILED with the run's error. */
-  const runToEnd = async (sessionId: string, input: RunInput): Promise<MessageReply> => {
-    const run = runs.start(sessionId, input);
+  /** Waits for the run's end: the reply, or RUN_FAILED with the run's error. */
+  const replyOf = async (run: AgentRun): Promise<MessageReply> => {
     const terminal = await run.done;
     if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);
     return replyFromEvents(run.history());
   };
   const refuseImages = (id: string) => refuseImagesForTextModel(services, id);
+  const forms = new FormSubmissions(services.kv);
+  const rewinds = { runs, sessions: services.sessions, forms, log: services.logger };
 
   app.post<{ Params: { id: string }; Body: ClientMessage }>(
     '/sessions/:id/messages',
@@ -74,7 +76,8 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      return runToEnd(session.id, await userMessageInput(session.id, request.body, files, refuseImages));
+      const input = await userMessageInput(session.id, request.body, files, refuseImages);
+      return replyOf(runs.start(session.id, input));
     },
   );
 
@@ -84,7 +87,8 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      return runToEnd(session.id, await regenerateInput(services.sessions, session.id));
+      const input = await regenerateInput(services.sessions, session.id);
+      return replyOf(await startRewind(rewinds, session.id, input));
     },
   );
 
@@ -108,7 +112,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
         files,
         refuseImages,
       });
-      return runToEnd(session.id, input);
+      return replyOf(await startRewind(rewinds, session.id, input));
     },
   );
 

@@ -16,7 +16,7 @@ import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, errorTable } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
-import { editInput, regenerateInput } from '../rewind-input.js';
+import { editInput, regenerateInput, startRewind } from '../rewind-input.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -118,8 +118,9 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           runs.start(sessionId, input);
           return;
         }
+        const rewinds = { runs, sessions: services.sessions, forms, log };
         if (command.type === 'regenerate') {
-          runs.start(sessionId, await regenerateInput(services.sessions, sessionId));
+          await startRewind(rewinds, sessionId, await regenerateInput(services.sessions, sessionId));
           return;
         }
         if (command.type === 'edit') {
@@ -129,7 +130,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
             files,
             refuseImages: (id) => refuseImagesForTextModel(services, id),
           });
-          runs.start(sessionId, input);
+          await startRewind(rewinds, sessionId, input);
           return;
         }
         if (!(await forms.claim(sessionId, command.form_id)))
