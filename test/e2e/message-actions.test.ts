@@ -2,11 +2,13 @@
  * The chat's per-message actions, failed turns, keyboard shortcuts and context meter in a real
  * headless Chromium against the real server and the fake LLM server: a failed turn survives a
  * reload and Retry runs the message again; editing a message replaces it and what followed;
- * regenerating replaces the last answer; copying puts the text on the clipboard; Escape stops a
- * run; the shortcuts help lists the shortcuts; and the meter after a stop is the meter after a
- * reload.
+ * regenerating replaces the last answer; a run's bubbles get their ids from its events; an edit
+ * a text-only model refuses stays in its editor; copying puts the text on the clipboard; Escape
+ * stops a run; the shortcuts help lists the shortcuts; and the meter after a stop is the meter
+ * after a reload.
  */
 import type { Page } from 'playwright-core';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { SessionMessage } from '../../src/protocol/rest.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
@@ -221,6 +223,63 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await expect.poll(() => shownIds(page)).toEqual(await storedBubbleIds(env.navi.url, id));
     expect(reads).toHaveLength(1);
     await page.close();
+  });
+
+  it('keeps the editor open with the server’s reason when a text-only model refuses the edit’s images', async () => {
+    const capabilities = env.navi.services.capabilities;
+    try {
+      const page = await env.newPage();
+      await openNewSession(env, page);
+      const png = await sharp({
+        create: { width: 24, height: 24, channels: 3, background: { r: 200, g: 20, b: 20 } },
+      })
+        .png()
+        .toBuffer();
+      await page
+        .getByTestId('file-input')
+        .setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png });
+      await page.getByTestId('image-preview').waitFor();
+      env.fake.enqueue({ text: 'A red dot.' });
+      await sendMessage(page, 'What is this?');
+      await waitForTranscript(page, ['you: What is this?', 'navi: A red dot.']);
+      await waitForIdle(page);
+
+      // The session's model now reads text only: an edit carries the message's image again.
+      env.fake.setModelInfo('test-model', {
+        show: { details: { format: 'gguf' }, model_info: {}, capabilities: ['completion'] },
+      });
+      capabilities?.invalidate();
+      const chats = env.fake.requests.filter((r) => r.kind === 'chat').length;
+      await page.locator('.chat-message.is-user').hover();
+      await page.getByTestId('edit-message').click();
+      await page.getByTestId('edit-box').fill('What colour is it?');
+      await page.getByTestId('edit-save').click();
+      await waitForText(page.getByTestId('edit-error'), 'reads text only');
+      const save = page.getByTestId('edit-save');
+      expect((await save.textContent())?.trim()).toBe('Save');
+      expect(await save.isDisabled()).toBe(false);
+      expect(await page.getByTestId('edit-box').inputValue()).toBe('What colour is it?');
+      // Nothing was removed or run (the message shows as its editor), and the composer, which sent
+      // nothing, was not touched.
+      expect(await page.locator('.chat-message.is-user [data-testid="message-editor"]').count()).toBe(1);
+      await waitForTranscript(page, ['navi: A red dot.']);
+      expect(await page.getByTestId('image-preview').count()).toBe(0);
+      expect(await page.getByTestId('images-unsupported').count()).toBe(0);
+      expect(env.fake.requests.filter((r) => r.kind === 'chat').length).toBe(chats);
+
+      // With a model that sees images again, saving once more goes through.
+      env.fake.setModelInfo('test-model', undefined);
+      capabilities?.invalidate();
+      env.fake.enqueue({ text: 'Red.' });
+      await save.click();
+      await waitForTranscript(page, ['you: What colour is it?', 'navi: Red.']);
+      expect(await page.getByTestId('message-editor').count()).toBe(0);
+      expect(await page.locator('.chat-message.is-user [data-testid="message-image"]').count()).toBe(1);
+      await page.close();
+    } finally {
+      env.fake.setModelInfo('test-model', undefined);
+      capabilities?.invalidate();
+    }
   });
 
   it('copies a message to the clipboard and says so', async () => {

@@ -4,7 +4,8 @@
  * that fails leaves a failed-turn entry (live and after a reload), `history_rewound` drops what
  * a regenerate or edit replaces, live entries get their message ids from the run's events (and
  * from a read of the session only for what no event names), the actions land on the right
- * entries, and an edit carries the message's images and files again.
+ * entries, an edit carries the message's images and files again, and a refused edit is the
+ * editor's alone.
  */
 import { describe, expect, it } from 'vitest';
 import { computed, ref } from 'vue';
@@ -592,6 +593,62 @@ describe('the edit flow', () => {
     expect(syncs()).toBe(1);
     expect(sent).toEqual([]);
     expect(actions.editError.value).toMatch(/not saved on the server/);
+  });
+
+  it('claims the refusal of the edit it sent, and only that one', async () => {
+    const { t, actions } = setup();
+    const refusal: ServerEvent = {
+      type: 'error',
+      message: 'test-model reads text only, so it cannot see images.',
+      recoverable: true,
+      code: 'IMAGES_UNSUPPORTED',
+    };
+    // Nothing sent yet: the refusal is another's (the composer's message).
+    expect(actions.ownsRefusal(refusal)).toBe(false);
+    const question = t.state.entries[0] as UserEntry;
+    actions.startEdit(question);
+    await actions.saveEdit(question, 'changed');
+    expect(actions.ownsRefusal(refusal)).toBe(true);
+    // An error of a run is not a refusal of the edit.
+    expect(actions.ownsRefusal({ ...failure, run_id: 'r-x', seq: 3 })).toBe(false);
+    t.apply(refusal);
+    actions.observe(refusal);
+    expect(actions.editing.value).toBe(question.key);
+    expect(actions.editBusy.value).toBe(false);
+    expect(actions.editError.value).toBe(refusal.message);
+    // Answered: a later refusal is someone else's again.
+    expect(actions.ownsRefusal(refusal)).toBe(false);
+    expect(texts(t).slice(0, 4)).toEqual([
+      'first question',
+      'first answer',
+      'second question',
+      'second answer',
+    ]);
+  });
+
+  it('opens the editor again when the edit’s run ends before it rewound anything', async () => {
+    const { t, actions } = setup();
+    const question = t.state.entries[0] as UserEntry;
+    actions.startEdit(question);
+    await actions.saveEdit(question, 'changed');
+    const events: ServerEvent[] = [
+      { type: 'stream_start', trigger: 'user', user_message_id: 'u-new', run_id: 'r-edit', seq: 1 },
+      {
+        type: 'error',
+        message: 'That message was summarised…',
+        recoverable: false,
+        code: 'MESSAGE_NOT_EDITABLE',
+        run_id: 'r-edit',
+        seq: 2,
+      },
+    ];
+    for (const event of events) {
+      t.apply(event);
+      actions.observe(event);
+    }
+    expect(actions.editing.value).toBe(question.key);
+    expect(actions.editBusy.value).toBe(false);
+    expect(actions.editError.value).toMatch(/summarised/);
   });
 
   it('regenerates with one command and drops the old answer when the rewind comes', () => {

@@ -9,7 +9,7 @@
  */
 import { type ComputedRef, computed, type InjectionKey, type Ref, ref } from 'vue';
 import type { EditCommand, RegenerateCommand } from '../../../src/protocol/commands.js';
-import type { ServerEvent } from '../../../src/protocol/events.js';
+import { isTerminalEvent, type ServerEvent } from '../../../src/protocol/events.js';
 import { type ChatEntry, newKey, type UserEntry } from './entries.js';
 import type { Timeline } from './timeline.js';
 
@@ -88,6 +88,12 @@ const NOT_CONNECTED =
 export interface MessageActionsController extends MessageActions {
   /** Every event of the session, after the timeline applied it. */
   observe(event: ServerEvent): void;
+  /**
+   * True when `event` is the server's refusal of the edit this client sent and is waiting on (an
+   * error outside any run): the editor shows it, so nothing else may take it for its own (the
+   * composer's refused images, a form sent again).
+   */
+  ownsRefusal(event: ServerEvent): boolean;
 }
 
 export function createMessageActions(deps: MessageActionsDeps): MessageActionsController {
@@ -95,11 +101,21 @@ export function createMessageActions(deps: MessageActionsDeps): MessageActionsCo
   const editBusy = ref(false);
   const editError = ref<string | null>(null);
   const targets = computed(() => actionTargets(deps.timeline.state.entries));
+  /** The edit went out on the socket, and neither its rewind nor a refusal has come back yet. */
+  let editSent = false;
+  /** The run that started while the edit was out: the edit's, unless it rewinds nothing. */
+  let editRun: string | undefined;
 
   function closeEditor(): void {
     editing.value = null;
     editBusy.value = false;
     editError.value = null;
+    editSent = false;
+    editRun = undefined;
+  }
+
+  function ownsRefusal(event: ServerEvent): boolean {
+    return editSent && event.type === 'error' && event.run_id === undefined;
   }
 
   return {
@@ -152,19 +168,31 @@ export function createMessageActions(deps: MessageActionsDeps): MessageActionsCo
         ...(entry.attachments?.length ? { attachments: entry.attachments.map((f) => ({ ...f })) } : {}),
       };
       deps.timeline.expectRewind({ kind: 'edit', entry, replacement });
-      if (!deps.send(editCommand(entry, messageId, content))) {
+      editSent = deps.send(editCommand(entry, messageId, content));
+      if (!editSent) {
         deps.timeline.expectRewind(null);
         editBusy.value = false;
         editError.value = NOT_CONNECTED;
       }
     },
+    ownsRefusal,
     observe(event: ServerEvent): void {
       if (event.type === 'history_rewound') {
         closeEditor();
-      } else if (event.type === 'error' && event.run_id === undefined && editBusy.value) {
+      } else if (ownsRefusal(event) && event.type === 'error') {
         // The server refused the edit: the editor opens again with the text, and says why.
+        editSent = false;
         editBusy.value = false;
         editError.value = event.message;
+      } else if (editSent && event.type === 'stream_start') {
+        editRun = event.run_id;
+      } else if (editSent && editRun !== undefined && event.run_id === editRun && isTerminalEvent(event)) {
+        // The edit's run ended before it rewound anything (the message was summarised meanwhile):
+        // nothing changed, so the editor opens again with the text.
+        editSent = false;
+        editRun = undefined;
+        editBusy.value = false;
+        editError.value = event.type === 'error' ? event.message : 'The edit was not applied; save it again.';
       }
     },
   };
