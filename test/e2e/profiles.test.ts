@@ -217,8 +217,14 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: profil
     await waitForText(card.getByTestId('profile-problem'), 'navi pair');
     expect(readFileSync(join(env.navi.dir, 'profiles', 'planner.json'), 'utf8')).toBe(before);
     // The unsaved text is still there to save once paired, and closing asks first.
-    page.once('dialog', (dialog) => void dialog.accept());
+    expect(await editor.inputValue()).toContain('"name": "Not saved"');
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await card.getByTestId('profile-close').click();
+    await expect.poll(() => asked).toEqual(['This profile has unsaved changes. Leave them and lose them?']);
     expect(await card.getByTestId('profile-editor').count()).toBe(0);
     await page.close();
   });
