@@ -22,10 +22,12 @@ const MAX_ID = 200;
 const MAX_TITLE = 200;
 
 const shortText = z.string().max(MAX_ID);
+/** Any date JavaScript reads, stored in the one form Navi writes, so times compare as text. */
 const isoTime = z
   .string()
   .max(40)
-  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be a date and time such as 2026-01-02T03:04:05.000Z');
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'must be a date and time such as 2026-01-02T03:04:05.000Z')
+  .transform((s) => new Date(s).toISOString());
 const object = z.record(z.string(), z.unknown());
 
 const messageSchema = z.object({

@@ -291,6 +291,17 @@ describe('POST /sessions/import', () => {
     ]);
   });
 
+  it('stores every time in the ISO form Navi writes, whatever form the file gives', async () => {
+    const { status, json: answer } = await importBody({
+      navi_export: 1,
+      session: { title: 'Times', profile_id: 'secretary', created_at: '2026-01-01T12:00:00+02:00' },
+      messages: [{ id: 'm', role: 'user', content: 'hi', created_at: 'Fri, 02 Jan 2026 10:00:00 GMT' }],
+    });
+    expect(status).toBe(201);
+    expect(answer.created_at).toBe('2026-01-01T10:00:00.000Z');
+    expect((await detail(answer.session_id)).messages[0]?.created_at).toBe('2026-01-02T10:00:00.000Z');
+  });
+
   it('drops fields it does not know', async () => {
     const exported = await exportJson();
     const body = {

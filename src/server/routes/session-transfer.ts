@@ -95,7 +95,7 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
       id,
       profile_id: profileId,
       title: data.session.title.trim(),
-      created_at: new Date(data.session.created_at).toISOString(),
+      created_at: data.session.created_at,
     });
     try {
       await services.sessions.append(id, plan.entries);
@@ -109,8 +109,9 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
       throw err;
     }
     if (plan.missingFiles.length > 0) {
+      const [is, it] = plan.missingFiles.length === 1 ? ['is', 'it'] : ['are', 'them'];
       warnings.push(
-        `An export holds no files, so ${listed(plan.missingFiles)} ${plan.missingFiles.length === 1 ? 'is' : 'are'} named in the conversation but not there; upload ${plan.missingFiles.length === 1 ? 'it' : 'them'} again if Navi should read ${plan.missingFiles.length === 1 ? 'it' : 'them'}.`,
+        `An export holds no files, so ${listed(plan.missingFiles)} ${is} named in the conversation but not there; upload ${it} again if Navi should read ${it}.`,
       );
     }
     reply.code(201);
