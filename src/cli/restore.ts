@@ -1,8 +1,9 @@
 /**
  * `navi restore SRC`: puts a backup made by `navi backup` in place of the current data. Nothing
- * is deleted: the current files are moved to `<NAVI_DATA_DIR>/backups/before-restore-<time>/`. The backup is checked whole first (its manifest, every part's size, the databases'
- * integrity and schema version), and Navi must not be running; each part is copied next to its
- * place before any current file moves, so a failure leaves the data as it was.
+ * is deleted: the current files are moved to `<NAVI_DATA_DIR>/backups/before-restore-<time>/`.
+ * The backup is checked whole first (its manifest, every part's size, the databases' integrity
+ * and schema version), and Navi must not be running; each part is copied next to its place
+ * before any current file moves, so a failure leaves the data as it was.
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
