@@ -4,8 +4,8 @@
  * reload and Retry runs the message again; editing a message replaces it and what followed;
  * regenerating replaces the last answer; a run's bubbles get their ids from its events; an edit
  * a text-only model refuses stays in its editor; copying puts the text on the clipboard; Escape
- * stops a run; the shortcuts help lists the shortcuts; and the meter after a stop is the meter
- * after a reload.
+ * stops a run, unless it closes a dialog or a menu; the shortcuts help lists the shortcuts; and
+ * the meter after a stop is the meter after a reload.
  */
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
@@ -342,7 +342,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await page.close();
   });
 
-  it('does not stop a run when Escape closes a dialog, and Escape in the chat does', async () => {
+  it('does not stop a run when Escape closes a dialog or a menu, and Escape in the chat does', async () => {
     const page = await env.newPage();
     await openNewSession(env, page);
     env.fake.enqueue({ text: 'Waiting forever', chunkSize: 4, stallAfterChunks: 2 });
@@ -354,6 +354,14 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: messag
     await page.keyboard.press('Escape');
     await help.waitFor({ state: 'hidden' });
     expect(await page.getByTestId('stop').isVisible()).toBe(true);
+    // Nor when it closes the chat header's export menu.
+    await page.getByTestId('export-menu').click();
+    const exportMenu = page.getByRole('menu', { name: 'Export as' });
+    await exportMenu.waitFor();
+    await page.keyboard.press('Escape');
+    await exportMenu.waitFor({ state: 'hidden' });
+    // A stop would have turned the button into “Stopping…” at once, before the server answered.
+    expect((await page.getByTestId('stop').textContent())?.trim()).toBe('Stop');
     await page.getByTestId('messages').click();
     await page.keyboard.press('Escape');
     await waitForText(page.getByTestId('notice'), 'Stopped');
