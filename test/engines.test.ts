@@ -1,9 +1,10 @@
 /**
- * A clean `npm install` on Node 20 prints no EBADENGINE warning: every package the lock file
- * installs says (in its own `engines.node`) that it runs on that Node. package.json admits any
- * Node 20; the build tools (vite 8 and its bundler) need 20.19 or newer, which the README says,
- * so that is the oldest release checked here. A dependency that raised its floor above ours shows up here, named, instead of as a
- * warning people learn to ignore; the fix is an `overrides` entry in package.json or a pin.
+ * A clean `npm install` on Node 20.19 or newer prints no EBADENGINE warning: every package the
+ * lock file installs says (in its own `engines.node`) that it runs on that Node. package.json
+ * admits any Node 20, but the build tools (vite 8 and its bundler) need 20.19, which the README
+ * says, so that is the oldest release checked here. A dependency that raised its floor above
+ * ours shows up here, named, instead of as a warning people learn to ignore; the fix is an
+ * `overrides` entry in package.json or a pin.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
