@@ -7,7 +7,7 @@ import type { ServerEvent } from '../../protocol/events.js';
 import type { MessageReply } from '../../protocol/rest.js';
 import type { AgentRun } from '../agent-run.js';
 import type { ServerContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, type ErrorCode } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
 import { editInput, regenerateInput, startRewind } from '../rewind-input.js';
 import { type ClientMessage, userMessageInput } from '../run-input.js';
@@ -59,12 +59,28 @@ export function replyFromEvents(events: readonly ServerEvent[]): MessageReply {
   return reply;
 }
 
+/**
+ * Why a run may refuse its request before it stores anything: the session was deleted, or the
+ * message a regenerate or an edit names went or was summarised after the request was checked
+ * (compression may finish in between). Each is the client's to fix, as the same refusal before
+ * the run is, so the REST answer is its 4xx, not a failed run.
+ */
+const REFUSED_AT_START = new Set<ErrorCode>([
+  'SESSION_NOT_FOUND',
+  'MESSAGE_NOT_FOUND',
+  'MESSAGE_NOT_EDITABLE',
+]);
+
 export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { services, runs, files }) => {
-  /** Waits for the run's end: the reply, or RUN_FAILED with the run's error. */
+  /**
+   * Waits for the run's end: the reply; the run's own refusal of the request when it refused it
+   * before it began; else RUN_FAILED with the run's error.
+   */
   const replyOf = async (run: AgentRun): Promise<MessageReply> => {
     const terminal = await run.done;
-    if (terminal.type === 'error') throw new ApiError('RUN_FAILED', terminal.message);
-    return replyFromEvents(run.history());
+    if (terminal.type !== 'error') return replyFromEvents(run.history());
+    if (terminal.code && REFUSED_AT_START.has(terminal.code)) throw new ApiError(terminal.code);
+    throw new ApiError('RUN_FAILED', terminal.message);
   };
   const refuseImages = (id: string) => refuseImagesForTextModel(services, id);
   const forms = new FormSubmissions(services.kv);
