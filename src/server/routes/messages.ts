@@ -1,6 +1,7 @@
 /**
  * Running the agent over REST: send a message (or regenerate the last answer, or edit a message)
- * and wait for the whole run, stop a run, answer a tool confirmation. WebSocket clients watching the session see a REST-started run live.
+ * and wait for the whole run, stop a run, answer a tool confirmation. WebSocket clients watching
+ * the session see a REST-started run live.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ServerEvent } from '../../protocol/events.js';

@@ -1,9 +1,10 @@
 /**
- * `GET /ws/sessions/:id` (docs/protocol.md#websocket). Access is checked in `preValidation`, before the handler
- * runs and before anything is subscribed. Because the protocol reports refusals as WebSocket
- * close codes (4401 token, with the reason `token required` or `token wrong`, 4403 origin or non-local client, 4004 unknown session), which need
- * an open socket, a refused upgrade is completed and then closed at once with its code: no
- * event is sent, no subscription made, no frame read.
+ * `GET /ws/sessions/:id` (docs/protocol.md#websocket). Access is checked in `preValidation`,
+ * before the handler runs and before anything is subscribed. Because the protocol reports
+ * refusals as WebSocket close codes (4401 token, with the reason `token required` or
+ * `token wrong`; 4403 origin or non-local client; 4004 unknown session), which need an open
+ * socket, a refused upgrade is completed and then closed at once with its code: no event is
+ * sent, no subscription made, no frame read.
  *
  * Whether the client holds the person's consent (the token or a paired-browser cookie) is also
  * decided at upgrade time: without it, its `tool_confirm` answers are refused with the error code
