@@ -50,13 +50,6 @@ async function connect(id: string): Promise<EventClient> {
   return client;
 }
 
-/** Sends `command` and resolves with the events of the run it starts. */
-async function turn(client: EventClient, command: unknown): Promise<ServerEvent[]> {
-  const mark = client.events.length;
-  client.send(command);
-  return client.waitForRunEnd(mark);
-}
-
 function start(events: readonly ServerEvent[]): EventOf<'stream_start'> {
   const first = events[0];
   if (first?.type !== 'stream_start') throw new Error(`the run began with ${first?.type}`);
@@ -78,7 +71,7 @@ describe('the ids of a run’s events are the ids GET lists', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: 'Hello back.' });
-    const events = await turn(client, { type: 'message', content: 'hello' });
+    const events = await client.turn({ type: 'message', content: 'hello' });
     const { messages } = await getSession(navi, id);
     expect(messages.map((m) => [m.role, m.content])).toEqual([
       ['user', 'hello'],
@@ -98,7 +91,7 @@ describe('the ids of a run’s events are the ids GET lists', () => {
       },
       { text: 'Noted milk.' },
     );
-    const events = await turn(client, { type: 'message', content: 'note milk' });
+    const events = await client.turn({ type: 'message', content: 'note milk' });
     const { messages } = await getSession(navi, id);
     const answers = ofRole(messages, 'assistant');
     expect(answers.at(-1)?.content).toBe('Noted milk.');
@@ -111,7 +104,7 @@ describe('the ids of a run’s events are the ids GET lists', () => {
     const id = await navi.createSession('one-step');
     const client = await connect(id);
     fake.enqueue({ toolCalls: [{ id: 'n1', name: 'take_note', arguments: { text: 'eggs' } }] });
-    const events = await turn(client, { type: 'message', content: 'note eggs' });
+    const events = await client.turn({ type: 'message', content: 'note eggs' });
     const limit = (await getSession(navi, id)).messages.at(-1)!;
     expect(limit.kind).toBe('iteration_limit');
     expect(ending(events)).toMatchObject({ type: 'stream_end', message_id: limit.id });
@@ -121,8 +114,8 @@ describe('the ids of a run’s events are the ids GET lists', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: 'First.' }, { text: 'Second.' });
-    const first = await turn(client, { type: 'message', content: 'say something' });
-    const regenerated = await turn(client, { type: 'regenerate' });
+    const first = await client.turn({ type: 'message', content: 'say something' });
+    const regenerated = await client.turn({ type: 'regenerate' });
     const { messages } = await getSession(navi, id);
     expect(messages.map((m) => m.content)).toEqual(['say something', 'Second.']);
     expect(start(regenerated).user_message_id).toBe(messages[0]!.id);
@@ -135,8 +128,8 @@ describe('the ids of a run’s events are the ids GET lists', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: 'Four.' }, { text: 'Six.' });
-    const first = await turn(client, { type: 'message', content: '2+2?' });
-    const edited = await turn(client, {
+    const first = await client.turn({ type: 'message', content: '2+2?' });
+    const edited = await client.turn({
       type: 'edit',
       message_id: start(first).user_message_id,
       content: '3+3?',
@@ -179,7 +172,7 @@ describe('the ids of a run’s events are the ids GET lists', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: '' });
-    const events = await turn(client, { type: 'message', content: 'say nothing' });
+    const events = await client.turn({ type: 'message', content: 'say nothing' });
     const { messages } = await getSession(navi, id);
     expect(messages.map((m) => m.role)).toEqual(['user']);
     expect(start(events).user_message_id).toBe(messages[0]!.id);
@@ -222,7 +215,7 @@ describe('runs the server starts, or refuses after their start', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: 'One.' });
-    const first = await turn(client, { type: 'message', content: 'one' });
+    const first = await client.turn({ type: 'message', content: 'one' });
     const before = (await getSession(navi, id)).messages;
     // The message was summarised after the edit was checked: the agent refuses it at the start.
     await navi.services.sessions.replaceContextPrefix(id, ending(first).message_id!, {

@@ -48,13 +48,6 @@ async function connect(id: string): Promise<EventClient> {
   return client;
 }
 
-/** Sends `command` and resolves with the events of the run it starts. */
-async function turn(client: EventClient, command: unknown): Promise<ServerEvent[]> {
-  const mark = client.events.length;
-  client.send(command);
-  return client.waitForRunEnd(mark);
-}
-
 /** Sends `command`, which must be refused: resolves with the refusal (an error outside any run). */
 async function refused(client: EventClient, command: unknown): Promise<ServerEvent> {
   const mark = client.events.length;
@@ -113,7 +106,7 @@ describe('a failed turn', () => {
       { httpError: { status: 500, body: 'model crashed' } },
     );
     const client = await connect(id);
-    const events = await turn(client, { type: 'message', content: 'note milk' });
+    const events = await client.turn({ type: 'message', content: 'note milk' });
     const failure = events.at(-1) as Extract<ServerEvent, { type: 'error' }>;
     expect(failure).toMatchObject({ type: 'error', recoverable: false, code: 'LLM_HTTP_ERROR' });
 
@@ -133,7 +126,7 @@ describe('a failed turn', () => {
 
     // The next message reaches the model without the failure.
     fake.enqueue({ text: 'Fine now.' });
-    await turn(client, { type: 'message', content: 'are you back?' });
+    await client.turn({ type: 'message', content: 'are you back?' });
     const sent = JSON.stringify(chatRequests(fake).at(-1)?.body.messages);
     expect(sent).toContain('noted milk');
     expect(sent).not.toContain(failure.message);
@@ -151,12 +144,12 @@ describe('a failed turn', () => {
       { httpError: { status: 503, body: 'overloaded' } },
     );
     const client = await connect(id);
-    await turn(client, { type: 'message', content: 'note eggs' });
+    await client.turn({ type: 'message', content: 'note eggs' });
     const failed = (await getSession(navi, id)).messages;
     expect(failed.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'system']);
 
     fake.enqueue({ text: 'Noted eggs.' });
-    const events = await turn(client, { type: 'regenerate' });
+    const events = await client.turn({ type: 'regenerate' });
     expect(events.map((e) => e.type).slice(0, 2)).toEqual(['stream_start', 'history_rewound']);
     expect(events[1]).toMatchObject({
       from_message_id: failed[1]!.id,
@@ -216,11 +209,11 @@ describe('regenerate', () => {
     const client = await connect(id);
     const watcher = await connect(id);
     fake.enqueue({ text: 'First answer.' });
-    await turn(client, { type: 'message', content: 'hi' });
+    await client.turn({ type: 'message', content: 'hi' });
     const before = (await getSession(navi, id)).messages;
 
     fake.enqueue({ text: 'Second answer.' });
-    const events = await turn(client, { type: 'regenerate' });
+    const events = await client.turn({ type: 'regenerate' });
     expect(events[0]).toMatchObject({ type: 'stream_start', trigger: 'user', seq: 1 });
     expect(events[1]).toEqual({
       type: 'history_rewound',
@@ -267,7 +260,7 @@ describe('edit', () => {
     const two = messages[2]!;
     const client = await connect(id);
     fake.enqueue({ text: 'A2 edited.' });
-    const events = await turn(client, { type: 'edit', message_id: two.id, content: 'two, edited' });
+    const events = await client.turn({ type: 'edit', message_id: two.id, content: 'two, edited' });
     expect(events.map((e) => e.type).slice(0, 2)).toEqual(['stream_start', 'history_rewound']);
     expect(events[1]).toMatchObject({
       from_message_id: two.id,
@@ -302,9 +295,9 @@ describe('a form answered in a turn that a rewind removes', () => {
     const id = await navi.createSession();
     const client = await connect(id);
     fake.enqueue({ text: 'Which city?' });
-    await turn(client, { type: 'message', content: 'plan a trip' });
+    await client.turn({ type: 'message', content: 'plan a trip' });
     fake.enqueue({ text: 'Booked.' });
-    await turn(client, { type: 'form_submit', form_id: 'trip', values: { city: 'Oslo' } });
+    await client.turn({ type: 'form_submit', form_id: 'trip', values: { city: 'Oslo' } });
     return { id, client };
   }
   const submitAgain = { type: 'form_submit', form_id: 'trip', values: { city: 'Bergen' } };
@@ -314,13 +307,13 @@ describe('a form answered in a turn that a rewind removes', () => {
       const { id, client } = await answeredForm();
       const plan = (await getSession(navi, id)).messages[0]!;
       fake.enqueue({ text: 'Which city, again?' });
-      if (rewind === 'regenerate over the socket') await turn(client, { type: 'regenerate' });
+      if (rewind === 'regenerate over the socket') await client.turn({ type: 'regenerate' });
       else
         expect(
           (await post(`/sessions/${id}/messages/${plan.id}/edit`, { content: 'plan a trip!' })).status,
         ).toBe(200);
       fake.enqueue({ text: 'Booked Bergen.' });
-      const events = await turn(client, submitAgain);
+      const events = await client.turn(submitAgain);
       expect(events.at(-1), rewind).toMatchObject({ type: 'stream_end', content: 'Booked Bergen.' });
     }
   });
@@ -328,9 +321,9 @@ describe('a form answered in a turn that a rewind removes', () => {
   it('stays answered when the rewind keeps it', async () => {
     const { id, client } = await answeredForm();
     fake.enqueue({ text: 'Enjoy.' });
-    await turn(client, { type: 'message', content: 'thanks' });
+    await client.turn({ type: 'message', content: 'thanks' });
     fake.enqueue({ text: 'You are welcome.' });
-    await turn(client, { type: 'regenerate' });
+    await client.turn({ type: 'regenerate' });
     expect(await refused(client, submitAgain)).toMatchObject({ code: 'FORM_ALREADY_SUBMITTED' });
     expect((await getSession(navi, id)).messages.filter((m) => m.kind === 'form_submit')).toHaveLength(1);
   });

@@ -61,6 +61,13 @@ export class EventClient {
     });
   }
 
+  /** Sends `command` and resolves with the events of the run it starts. */
+  turn(command: unknown, timeoutMs = 20_000): Promise<ServerEvent[]> {
+    const mark = this.events.length;
+    this.send(command);
+    return this.waitForRunEnd(mark, timeoutMs);
+  }
+
   /** Waits for the first terminal event at or after index `from`; returns that run's events. */
   async waitForRunEnd(from = 0, timeoutMs = 20_000): Promise<ServerEvent[]> {
     const last = await this.waitFor(isTerminalEvent, timeoutMs, from);
