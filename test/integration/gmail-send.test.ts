@@ -69,7 +69,7 @@ describe.skipIf(!needsProgram('dovecot', 'gmail tool against a real IMAP server'
     it('sends nothing when the person declines', async () => {
       const result = await gmail.call(letter, { approve: false });
       expect(result.success).toBe(false);
-      expect(result.metadata).toEqual({ refused: 'confirmation' });
+      expect(result.metadata).toEqual({ refused: 'confirmation', confirmation: 'denied' });
       expect(result.output).toContain('it sends an e-mail in your name');
       expect(result.asked).toHaveLength(1);
       expect(world.smtp.received).toEqual([]);

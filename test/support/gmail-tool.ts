@@ -48,7 +48,9 @@ export async function gmailHarness(settings: Partial<Record<SettingName, string>
         toolSettings: testSettings({ ...settings, ...options.settings }),
       });
       const answer = async (): Promise<ConfirmAnswer> =>
-        options.approve ? { approved: true } : { approved: false, reason: 'the user declined' };
+        options.approve
+          ? { approved: true }
+          : { approved: false, reason: 'the user declined', declined: true };
       const ctx = testContext({ answer, ...(options.signal && { signal: options.signal }) });
       calls += 1;
       const result = await executor.execute(
