@@ -8,15 +8,13 @@
  * and on a first run) with the model-unreachable banner, and the vault. A screen fails on any
  * violation of impact serious or critical; the message names the rule, the elements and the fix.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl } from '../fake-llm/index.js';
-import { repoRoot, tempDir } from '../support/navi.js';
 import { needsProgram } from '../support/requirements.js';
 import { checkAccessibility } from './axe-check.js';
 import {
+  mcpServersDir,
   openNewSession,
   PHONE,
   pairPage,
@@ -27,18 +25,7 @@ import {
 } from './web-harness.js';
 
 // One MCP server that runs and one that waits for approval, so the MCP page shows both kinds of card.
-const mcpDir = join(tempDir('navi-e2e-a11y-mcp-'), 'servers');
-mkdirSync(mcpDir, { recursive: true });
-const fixture = {
-  command: process.execPath,
-  args: ['--import', 'tsx', join(repoRoot, 'src/mcp/fixtures/fixture-server.ts')],
-  cwd: repoRoot,
-};
-writeFileSync(join(mcpDir, 'fixture.json'), JSON.stringify({ name: 'fixture', ...fixture }));
-writeFileSync(
-  join(mcpDir, 'helper.json'),
-  JSON.stringify({ name: 'helper', ...fixture, enabled: false, created_by: 'agent' }),
-);
+const mcpDir = mcpServersDir('navi-e2e-a11y-mcp-');
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: accessibility (axe-core)', () => {
   const env = useWebEnv({ settings: { MCP_SERVERS_DIR: mcpDir } });

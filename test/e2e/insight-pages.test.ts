@@ -9,22 +9,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, tempDir } from '../support/navi.js';
 import { needsProgram } from '../support/requirements.js';
-import { PHONE, pairPage, screenshot, useWebEnv, waitForText } from './web-harness.js';
+import {
+  MCP_FIXTURE,
+  mcpServersDir,
+  PHONE,
+  pairPage,
+  screenshot,
+  useWebEnv,
+  waitForText,
+} from './web-harness.js';
 
-const mcpDir = join(tempDir('navi-e2e-mcp-'), 'servers');
-mkdirSync(mcpDir, { recursive: true });
-const fixture = {
-  command: process.execPath,
-  args: ['--import', 'tsx', join(repoRoot, 'src/mcp/fixtures/fixture-server.ts')],
-  cwd: repoRoot,
-};
-writeFileSync(join(mcpDir, 'fixture.json'), JSON.stringify({ name: 'fixture', ...fixture }));
-writeFileSync(
-  join(mcpDir, 'helper.json'),
-  JSON.stringify({ name: 'helper', ...fixture, enabled: false, created_by: 'agent' }),
-);
+const mcpDir = mcpServersDir('navi-e2e-mcp-');
 writeFileSync(join(mcpDir, 'broken.json'), '{"name": "broken", "command": ');
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
@@ -187,7 +183,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
     it('tells a browser that is not paired how to approve a server', async () => {
       writeFileSync(
         join(mcpDir, 'other.json'),
-        JSON.stringify({ name: 'other', ...fixture, enabled: false, created_by: 'agent' }),
+        JSON.stringify({ name: 'other', ...MCP_FIXTURE, enabled: false, created_by: 'agent' }),
       );
       await env.navi.services.mcp?.reload();
       const page = await env.newPage();

@@ -17,6 +17,28 @@ export const LAPTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 export const SCREENSHOT_DIR = join(repoRoot, 'test-artifacts', 'screenshots');
 
+/** How an MCP server file starts the fixture MCP server (src/mcp/fixtures/fixture-server.ts). */
+export const MCP_FIXTURE = {
+  command: process.execPath,
+  args: ['--import', 'tsx', join(repoRoot, 'src/mcp/fixtures/fixture-server.ts')],
+  cwd: repoRoot,
+};
+
+/**
+ * A new servers folder (for MCP_SERVERS_DIR) with the fixture server twice: `fixture`, which
+ * runs, and `helper`, which Navi wrote and which waits for approval.
+ */
+export function mcpServersDir(prefix: string): string {
+  const dir = join(tempDir(prefix), 'servers');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'fixture.json'), JSON.stringify({ name: 'fixture', ...MCP_FIXTURE }));
+  writeFileSync(
+    join(dir, 'helper.json'),
+    JSON.stringify({ name: 'helper', ...MCP_FIXTURE, enabled: false, created_by: 'agent' }),
+  );
+  return dir;
+}
+
 /** Lets a test decide when the `slow_task` tool finishes. */
 export class Gate {
   private waiting: (() => void)[] = [];
