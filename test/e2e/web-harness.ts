@@ -228,7 +228,6 @@ export async function startWebEnv(options: WebEnvOptions = {}): Promise<WebEnv> 
   return env;
 }
 
-/** Saves a screenshot under test-artifacts/screenshots/<name>.png. */
 /**
  * One WebEnv for the enclosing `describe`: started before its tests, closed after them, and
  * after each test the page errors are checked and the fake LLM is reset. The returned object
@@ -258,6 +257,7 @@ export function useWebEnv(options: WebEnvOptions = {}): WebEnv {
   });
 }
 
+/** Saves a screenshot under test-artifacts/screenshots/<name>.png. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: 'disabled' });
