@@ -9,8 +9,7 @@
  * violation of impact serious or critical; the message names the rule, the elements and the fix.
  */
 import type { Page } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { closedPortUrl } from '../fake-llm/index.js';
+import { describe, expect, it } from 'vitest';
 import { needsProgram } from '../support/requirements.js';
 import { checkAccessibility } from './axe-check.js';
 import {
@@ -20,6 +19,7 @@ import {
   pairPage,
   sendMessage,
   useWebEnv,
+  useWebEnvWithoutModel,
   waitForIdle,
   waitForText,
 } from './web-harness.js';
@@ -245,18 +245,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: access
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
   'web client: accessibility (axe-core) while no model answers',
   () => {
-    let ollamaUrl = '';
-    // Before the environment's own beforeAll, which reads OLLAMA_HOST: nothing listens there.
-    beforeAll(async () => {
-      ollamaUrl = await closedPortUrl();
-    });
-    const env = useWebEnv({
-      settings: {
-        get OLLAMA_HOST() {
-          return ollamaUrl;
-        },
-      },
-    });
+    const { env } = useWebEnvWithoutModel();
 
     it('the setup screen of a first run, and the banner over the chat', async () => {
       const page = await env.newPage();

@@ -6,26 +6,15 @@
  * page's address) takes the banner away. A model that stops answering later is noticed through
  * the failed run itself: the banner comes back, and the chat stays.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { needsProgram } from '../support/requirements.js';
-import { screenshot, sendMessage, useWebEnv, waitForText } from './web-harness.js';
+import { screenshot, sendMessage, useWebEnvWithoutModel, waitForText } from './web-harness.js';
 
 describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
   'web client: the model-unreachable banner',
   () => {
-    let ollamaUrl = '';
-    // Before the environment's own beforeAll, which reads OLLAMA_HOST.
-    beforeAll(async () => {
-      ollamaUrl = await closedPortUrl();
-    });
-    const env = useWebEnv({
-      settings: {
-        get OLLAMA_HOST() {
-          return ollamaUrl;
-        },
-      },
-    });
+    const { env, ollamaUrl } = useWebEnvWithoutModel();
     let ollama: FakeLlm | undefined;
     afterAll(async () => {
       await ollama?.close();
@@ -41,7 +30,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       await banner.waitFor();
       const detail = (await page.getByTestId('llm-banner-detail').textContent()) ?? '';
       expect(detail).toContain('Ollama, model test-model');
-      expect(detail).toContain(`Cannot reach the Ollama server at ${ollamaUrl}`);
+      expect(detail).toContain(`Cannot reach the Ollama server at ${ollamaUrl()}`);
       expect(await banner.textContent()).toContain('npx navi doctor');
       expect(await banner.textContent()).not.toContain('`');
       expect(await page.getByTestId('model-state').getAttribute('data-state')).toBe('unreachable');
@@ -50,7 +39,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       await screenshot(page, 'laptop-llm-banner');
 
       // The model's server starts on the address Navi looks at: a re-check finds it.
-      ollama = await startFakeLlm({ port: Number(new URL(ollamaUrl).port) });
+      ollama = await startFakeLlm({ port: Number(new URL(ollamaUrl()).port) });
       ollama.setDefault({ text: 'Here now.' });
       await banner.waitFor({ state: 'detached' });
       await page.locator('[data-testid="model-state"][data-state="ready"]').waitFor();
@@ -75,7 +64,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       await sendMessage(page, 'Still there?');
       await page.getByTestId('llm-banner').waitFor();
       await page.locator('[data-testid="model-state"][data-state="unreachable"]').waitFor();
-      expect(await page.getByTestId('llm-banner-detail').textContent()).toContain(ollamaUrl);
+      expect(await page.getByTestId('llm-banner-detail').textContent()).toContain(ollamaUrl());
       // The conversation stays on screen; the setup screen does not take its place.
       expect(await page.getByTestId('setup-screen').count()).toBe(0);
       await waitForText(page.getByTestId('user-message'), 'Still there?');

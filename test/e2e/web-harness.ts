@@ -10,7 +10,7 @@ import { type Browser, chromium, type Locator, type Page } from 'playwright-core
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { findChromium, HEADLESS_CHROMIUM_ARGS } from '../../src/machine/browser/find-chromium.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
-import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, repoRoot, startNavi, tempDir } from '../support/navi.js';
 
 export const LAPTOP = { width: 1280, height: 800 };
@@ -255,6 +255,27 @@ export function useWebEnv(options: WebEnvOptions = {}): WebEnv {
       return typeof value === 'function' ? value.bind(started) : value;
     },
   });
+}
+
+/**
+ * `useWebEnv` with no model answering: Ollama, the default backend, is looked for at an address
+ * where nothing listens. `ollamaUrl()` is that address once the hooks ran, so a test can start
+ * a fake LLM server there.
+ */
+export function useWebEnvWithoutModel(): { env: WebEnv; ollamaUrl: () => string } {
+  let url = '';
+  // Registered before the environment's own beforeAll, which reads OLLAMA_HOST.
+  beforeAll(async () => {
+    url = await closedPortUrl();
+  });
+  const env = useWebEnv({
+    settings: {
+      get OLLAMA_HOST() {
+        return url;
+      },
+    },
+  });
+  return { env, ollamaUrl: () => url };
 }
 
 /** Saves a screenshot under test-artifacts/screenshots/<name>.png. */
