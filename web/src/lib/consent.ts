@@ -21,16 +21,21 @@ export const PAIR_TO_CHANGE_MODELS =
   'This browser is not paired with Navi, so it may not change the model settings, test connections, or download, install or remove anything. To pair it, run npx navi pair on the machine Navi runs on and open the link it prints in this browser.';
 
 /**
- * Why a call of the setup screen or the settings page failed, for the person to read: how to
- * pair this browser when the server wants consent (and so the rest of the app knows it has
- * none), the server's own words otherwise.
+ * Why a call that needs consent failed, for the person to read: `pairText` (what this browser
+ * may not do, and how to pair it) when the server wants consent, and then the rest of the app
+ * knows it has none; the server's own words otherwise.
  */
-export function explainModelError(err: unknown): string {
+export function explainConsentError(err: unknown, pairText: string): string {
   if (err instanceof ApiError && err.code === 'CONSENT_REQUIRED') {
     consent.value = false;
-    return PAIR_TO_CHANGE_MODELS;
+    return pairText;
   }
   return describeError(err);
+}
+
+/** Why a call of the setup screen or the settings page failed (see `explainConsentError`). */
+export function explainModelError(err: unknown): string {
+  return explainConsentError(err, PAIR_TO_CHANGE_MODELS);
 }
 
 /** The code of a `#pair=CODE` fragment, removed from the address bar; null without one. */
