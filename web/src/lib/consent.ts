@@ -44,7 +44,13 @@ function takePairingCode(): string | null {
   if (!match) return null;
   // replaceState leaves no history entry holding the code, and fires no hashchange.
   window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
-  return decodeURIComponent(match[1] ?? '');
+  const raw = match[1] ?? '';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    // A mangled link: the server refuses the code as it is, and the person is told pairing failed.
+    return raw;
+  }
 }
 
 /** Asks the server whether this browser has consent now. */
