@@ -1,13 +1,14 @@
 /**
  * Whether the default model answers, as the web client keeps it (web/src/lib/llm-health.ts):
  * what the banner and the header read from `GET /llm/status`, the re-check interval a page's
- * address may set, which failed runs ask again, and the checks that run only while the page is
- * visible. The status comes from a stand-in load function behind the real LlmStatusWatch; the
+ * address may set, which failed runs ask again (and which hints of lib/failed-turn.ts point at
+ * the LLM server), and the checks that run only while the page is visible. The status comes from a stand-in load function behind the real LlmStatusWatch; the
  * timers are vitest's fake ones, so nothing waits on the clock.
  */
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LlmStatus } from '../../src/protocol/rest.js';
+import { errorHint, retryHint } from '../../web/src/lib/failed-turn.js';
 import {
   checkIntervalMs,
   DEFAULT_CHECK_MS,
@@ -108,6 +109,8 @@ describe('isLlmFailure', () => {
       'LLM_AUTH',
       'LLM_MODEL_NOT_FOUND',
       'LLM_UNAVAILABLE',
+      'LLM_HTTP_ERROR',
+      'LLM_MALFORMED',
     ])
       expect(isLlmFailure(code), code).toBe(true);
     for (const code of [
@@ -119,6 +122,19 @@ describe('isLlmFailure', () => {
       'llm_unreachable',
     ])
       expect(isLlmFailure(code), String(code)).toBe(false);
+  });
+});
+
+describe('the hints of a failed turn and of a refusal', () => {
+  it('point at the LLM server (navi doctor) for the failures on its side, and at nothing else', () => {
+    expect(retryHint('LLM_HTTP_ERROR')).toContain('npx navi doctor');
+    expect(errorHint('LLM_UNREACHABLE', false)).toContain('npx navi doctor');
+    expect(retryHint('CONTEXT_OVERFLOW')).toContain('larger context window');
+    expect(retryHint(undefined)).not.toContain('navi doctor');
+    expect(errorHint('RUN_ACTIVE', false)).not.toContain('navi doctor');
+    expect(errorHint('LLM_UNREACHABLE', true)).toBe(
+      'Nothing was lost: fix what the message says and try again.',
+    );
   });
 });
 
