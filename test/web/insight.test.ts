@@ -95,7 +95,11 @@ describe('tools', () => {
   ];
 
   it('labels where a tool comes from', () => {
-    expect(tools.map((t) => sourceLabel(t))).toEqual(['Built-in', 'Your tools folder', 'MCP server navi-web']);
+    expect(tools.map((t) => sourceLabel(t))).toEqual([
+      'Built-in',
+      'Your tools folder',
+      'MCP server navi-web',
+    ]);
     expect(loadErrorKind({ source: 'user' })).toBe('Tool file');
     expect(loadErrorKind({ source: 'context_provider' })).toBe('Context provider');
   });
