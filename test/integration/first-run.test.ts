@@ -78,7 +78,8 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('navi serve on a first run', () => {
+// Starting a server may take up to spawnNavi's own 60 s on a loaded machine.
+describe('navi serve on a first run', { timeout: 90_000 }, () => {
   it('with no model reachable, serves anyway and logs one line saying why, with the three ways forward', async () => {
     const nowhere = await closedPortUrl();
     const started = await serve(nowhere);

@@ -44,6 +44,15 @@ export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio'>): Node
   };
 }
 
+/**
+ * Servers spawned and not yet exited. A test that times out while one is starting never gets
+ * it back to kill, so whatever is left is killed when the test process exits.
+ */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 /** Starts `navi serve` and resolves once /health answers; rejects if it exits or takes 60 s. */
 export async function spawnNavi(
   options: NaviProcessOptions,
@@ -54,6 +63,8 @@ export async function spawnNavi(
     env,
     stdio: options.stdio ?? ['ignore', 'ignore', 'pipe'],
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   const url = `http://127.0.0.1:${options.port}`;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
