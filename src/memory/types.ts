@@ -4,18 +4,10 @@
  * built from them; and which sessions were already mined for facts.
  */
 
-export interface MemoryFact {
-  id: number;
-  /** Normalised: lower case, `[a-z0-9_]` (and other letters/digits), at most 40 characters. */
-  category: string;
-  /** Normalised like `category`, at most 80 characters. Unique within its category. */
-  key: string;
-  value: string;
-  /** Session the fact was learnt in, when known. */
-  source_session_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+import type { MemoryFactPage, MemoryFactRecord } from '../protocol/rest.js';
+
+/** A fact of long-term memory: the same record the REST API sends (`MemoryFactRecord`). */
+export type MemoryFact = MemoryFactRecord;
 
 export interface FactInput {
   category: string;
@@ -42,13 +34,8 @@ export interface FactListOptions {
   category?: string;
 }
 
-export interface FactPage {
-  facts: MemoryFact[];
-  /** Facts matching the filter, across all pages. */
-  total: number;
-  offset: number;
-  limit: number;
-}
+/** A page of facts: the same page the REST API sends (`MemoryFactPage`). */
+export type FactPage = MemoryFactPage;
 
 /** One full-text hit; `rank` is 1 for the best. */
 export interface FtsHit {
