@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { DATA_FILE_NAMES, type DataFileSetting } from '../config/data-location.js';
 import { ownedSettingsPath } from '../config/owned-settings.js';
 import type { Settings } from '../config/settings.js';
 import { hasTable } from '../store/sqlite/migrate.js';
@@ -62,40 +63,23 @@ export type DataSettings = Pick<
 
 /** Every part of the data of `settings`, relative paths resolved against `cwd`. */
 export function dataItems(settings: DataSettings, cwd = process.cwd()): DataItem[] {
-  const at = (p: string) => resolve(cwd, p);
+  // Each part is named in a backup as in the data folder.
+  const part = (item: DataItemName, setting: DataFileSetting, kind: DataItem['kind']): DataItem => ({
+    item,
+    path: resolve(cwd, settings[setting]),
+    name: DATA_FILE_NAMES[setting],
+    kind,
+    setting,
+  });
   return [
-    { item: 'database', path: at(settings.DB_PATH), name: 'navi.db', kind: 'sqlite', setting: 'DB_PATH' },
-    {
-      item: 'session_files',
-      path: at(settings.SESSION_FILES_DIR),
-      name: 'session_files',
-      kind: 'folder',
-      setting: 'SESSION_FILES_DIR',
-    },
-    {
-      item: 'vault_database',
-      path: at(settings.GNEXUS_VAULT_PATH),
-      name: 'vault.db',
-      kind: 'sqlite',
-      setting: 'GNEXUS_VAULT_PATH',
-    },
-    {
-      item: 'vault_key',
-      path: at(settings.GNEXUS_KEY_FILE),
-      name: 'vault.key',
-      kind: 'file',
-      setting: 'GNEXUS_KEY_FILE',
-    },
-    {
-      item: 'vault_audit_log',
-      path: at(settings.GNEXUS_AUDIT_LOG),
-      name: 'vault-audit.jsonl',
-      kind: 'file',
-      setting: 'GNEXUS_AUDIT_LOG',
-    },
+    part('database', 'DB_PATH', 'sqlite'),
+    part('session_files', 'SESSION_FILES_DIR', 'folder'),
+    part('vault_database', 'GNEXUS_VAULT_PATH', 'sqlite'),
+    part('vault_key', 'GNEXUS_KEY_FILE', 'file'),
+    part('vault_audit_log', 'GNEXUS_AUDIT_LOG', 'file'),
     {
       item: 'settings',
-      path: ownedSettingsPath(at(settings.NAVI_DATA_DIR)),
+      path: ownedSettingsPath(resolve(cwd, settings.NAVI_DATA_DIR)),
       name: 'settings.json',
       kind: 'file',
       setting: 'NAVI_DATA_DIR',
