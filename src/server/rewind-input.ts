@@ -33,7 +33,15 @@ export function isRerunnable(message: StoredMessage): boolean {
 
 /** Regenerate: the session's last user message runs again, everything after it removed first. */
 export async function regenerateInput(sessions: SessionStore, sessionId: string): Promise<RunInput> {
-  const messages = await sessions.getMessages(sessionId);
+  return regenerateFrom(sessions, sessionId, await sessions.getMessages(sessionId));
+}
+
+/** `regenerateInput` for the display history `messages` already read. */
+async function regenerateFrom(
+  sessions: SessionStore,
+  sessionId: string,
+  messages: readonly StoredMessage[],
+): Promise<RunInput> {
   const last = messages.findLast(isRerunnable);
   if (!last) throw new ApiError('NOTHING_TO_REGENERATE', 'send a message first');
   await requireInContext(sessions, sessionId, last);
@@ -49,13 +57,27 @@ export async function editInput(
   sessionId: string,
   messageId: string,
   message: ClientMessage,
-  deps: {
-    sessions: SessionStore;
-    files: SessionFiles;
-    refuseImages?: (sessionId: string) => Promise<void>;
-  },
+  deps: EditDeps,
 ): Promise<RunInput> {
-  const target = (await deps.sessions.getMessages(sessionId)).find((m) => m.id === messageId);
+  return editFrom(sessionId, messageId, message, deps, await deps.sessions.getMessages(sessionId));
+}
+
+/** What an edit checks its new message with. */
+export interface EditDeps {
+  sessions: SessionStore;
+  files: SessionFiles;
+  refuseImages?: (sessionId: string) => Promise<void>;
+}
+
+/** `editInput` for the display history `messages` already read. */
+async function editFrom(
+  sessionId: string,
+  messageId: string,
+  message: ClientMessage,
+  deps: EditDeps,
+  messages: readonly StoredMessage[],
+): Promise<RunInput> {
+  const target = messages.find((m) => m.id === messageId);
   if (!target)
     throw new ApiError(
       'MESSAGE_NOT_FOUND',
@@ -71,17 +93,46 @@ export async function editInput(
   return { ...input, rewind: { messageId, rerun: false } };
 }
 
+/** What starting a regenerate or an edit takes. */
+export interface RewindDeps {
+  runs: RunRegistry;
+  sessions: SessionStore;
+  forms: FormSubmissions;
+  log: Logger;
+}
+
 /**
- * Starts the run of a regenerate or an edit (`input` from `regenerateInput` or `editInput`); the
- * forms answered in the turns it removes may be answered again (`FormSubmissions.reopenRemoved`).
- * Throws as `RunRegistry.start` does.
+ * Checks and starts a regenerate (as `regenerateInput`). The display history is read once: the
+ * check finds the message to run again in it, and the forms answered in the turns the rewind
+ * removes are found in it too (`FormSubmissions.reopenRemoved`). Throws as `RunRegistry.start` does.
  */
-export async function startRewind(
-  deps: { runs: RunRegistry; sessions: SessionStore; forms: FormSubmissions; log: Logger },
+export async function startRegenerate(deps: RewindDeps, sessionId: string): Promise<AgentRun> {
+  const messages = await deps.sessions.getMessages(sessionId);
+  return startRewind(deps, sessionId, await regenerateFrom(deps.sessions, sessionId, messages), messages);
+}
+
+/** Checks and starts an edit (as `editInput`), reading the display history once like `startRegenerate`. */
+export async function startEdit(
+  deps: RewindDeps & Omit<EditDeps, 'sessions'>,
+  sessionId: string,
+  messageId: string,
+  message: ClientMessage,
+): Promise<AgentRun> {
+  const messages = await deps.sessions.getMessages(sessionId);
+  const input = await editFrom(sessionId, messageId, message, deps, messages);
+  return startRewind(deps, sessionId, input, messages);
+}
+
+/**
+ * Starts the run of a regenerate or an edit; the forms answered in the turns it removes (found in
+ * `before`, the display history as it stands before the run) may be answered again.
+ */
+function startRewind(
+  deps: RewindDeps,
   sessionId: string,
   input: RunInput,
-): Promise<AgentRun> {
-  const before = await deps.sessions.getMessages(sessionId);
+  before: readonly StoredMessage[],
+): AgentRun {
   const run = deps.runs.start(sessionId, input);
   deps.forms.reopenRemoved(run, sessionId, before, deps.log);
   return run;

@@ -10,7 +10,7 @@ import type { AgentRun } from '../agent-run.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
-import { editInput, regenerateInput, startRewind } from '../rewind-input.js';
+import { type RewindDeps, startEdit, startRegenerate } from '../rewind-input.js';
 import { type ClientMessage, userMessageInput } from '../run-input.js';
 import { requireSession } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -85,7 +85,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
   };
   const refuseImages = (id: string) => refuseImagesForTextModel(services, id);
   const forms = new FormSubmissions(services.kv);
-  const rewinds = { runs, sessions: services.sessions, forms, log: services.logger };
+  const rewinds: RewindDeps = { runs, sessions: services.sessions, forms, log: services.logger };
 
   app.post<{ Params: { id: string }; Body: ClientMessage }>(
     '/sessions/:id/messages',
@@ -104,8 +104,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      const input = await regenerateInput(services.sessions, session.id);
-      return replyOf(await startRewind(rewinds, session.id, input));
+      return replyOf(await startRegenerate(rewinds, session.id));
     },
   );
 
@@ -124,12 +123,9 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
       if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
-      const input = await editInput(session.id, request.params.mid, request.body, {
-        sessions: services.sessions,
-        files,
-        refuseImages,
-      });
-      return replyOf(await startRewind(rewinds, session.id, input));
+      return replyOf(
+        await startEdit({ ...rewinds, files, refuseImages }, session.id, request.params.mid, request.body),
+      );
     },
   );
 

@@ -17,7 +17,7 @@ import { hasConsent } from '../consent.js';
 import type { ServerContext } from '../context.js';
 import { ApiError, errorTable } from '../errors.js';
 import { FormSubmissions } from '../form-submissions.js';
-import { editInput, regenerateInput, startRewind } from '../rewind-input.js';
+import { startEdit, startRegenerate } from '../rewind-input.js';
 import { formSubmitInput, userMessageInput } from '../run-input.js';
 import { isUuid } from '../session-lookup.js';
 import { refuseImagesForTextModel } from '../session-model.js';
@@ -121,17 +121,17 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
         }
         const rewinds = { runs, sessions: services.sessions, forms, log };
         if (command.type === 'regenerate') {
-          await startRewind(rewinds, sessionId, await regenerateInput(services.sessions, sessionId));
+          await startRegenerate(rewinds, sessionId);
           return;
         }
         if (command.type === 'edit') {
           const { message_id, type: _type, ...message } = command;
-          const input = await editInput(sessionId, message_id, message, {
-            sessions: services.sessions,
-            files,
-            refuseImages: (id) => refuseImagesForTextModel(services, id),
-          });
-          await startRewind(rewinds, sessionId, input);
+          await startEdit(
+            { ...rewinds, files, refuseImages: (id) => refuseImagesForTextModel(services, id) },
+            sessionId,
+            message_id,
+            message,
+          );
           return;
         }
         if (!(await forms.claim(sessionId, command.form_id)))
