@@ -1,9 +1,9 @@
 /**
- * A menu that drops from a button in the chat header (the model picker, the profile picker): a
- * click outside closes it; in the menu, Escape closes it and gives the focus back to the button,
- * Tab leaves it, and the arrows, Home and End move between its `menuitemradio` items
- * (`moveFocus`); on the button, ArrowDown or ArrowUp opens it. On opening, the checked item (or
- * the first) takes the focus.
+ * A menu that drops from a button in the chat header (the model picker, the profile picker, the
+ * export menu): a click outside closes it; in the menu, Escape closes it and gives the focus back
+ * to the button, Tab leaves it, and the arrows, Home and End move between its items (`menuitem` or
+ * `menuitemradio`, `moveFocus`); on the button, ArrowDown or ArrowUp opens it. On opening, the
+ * checked item (or the first) takes the focus.
  *
  * The component binds the refs it returns: `root` on the element holding button and menu,
  * `menu` on the `role="menu"` element, `toggleButton` on the button.
@@ -44,7 +44,9 @@ export function useHeaderMenu(options: HeaderMenuOptions = {}): HeaderMenu {
   const toggleButton = ref<HTMLButtonElement | null>(null);
 
   function items(): HTMLElement[] {
-    return Array.from(menu.value?.querySelectorAll<HTMLElement>('[role="menuitemradio"]') ?? []);
+    return Array.from(
+      menu.value?.querySelectorAll<HTMLElement>('[role="menuitem"], [role="menuitemradio"]') ?? [],
+    );
   }
 
   function focusChecked(): void {
