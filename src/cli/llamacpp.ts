@@ -12,6 +12,7 @@ import {
   RUNTIME_VERSION,
   runtimeEntry,
 } from '../llm/llamacpp/runtime-files.js';
+import type { CliIo } from './cli-io.js';
 
 export function llamacppUsage(dir: string): string {
   return `Usage: navi llamacpp <command>
@@ -25,13 +26,6 @@ Commands:
 
 The runtime goes to ${dir} (LLAMACPP_RUNTIME_DIR). Then download a model
 (navi model pull <name>) and set DEFAULT_LLM_BACKEND=llamacpp.`;
-}
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  /** Stops an install (tests); without it, Ctrl-C does. */
-  signal?: AbortSignal;
 }
 
 export interface LlamacppCliDeps {

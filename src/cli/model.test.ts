@@ -12,7 +12,8 @@ import { testSettings } from '../config/settings.js';
 import { CATALOG } from '../llm/models/catalog.js';
 import { ModelDownloader } from '../llm/models/downloader.js';
 import { SourceResolver } from '../llm/models/source.js';
-import { type CliIo, runModel } from './model.js';
+import type { CliIo } from './cli-io.js';
+import { runModel } from './model.js';
 
 let server: FakeModelServer;
 let root: string;

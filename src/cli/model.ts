@@ -13,6 +13,7 @@ import {
 } from '../llm/models/downloader.js';
 import { ModelStore, ModelStoreError } from '../llm/models/model-store.js';
 import { SourceError, SourceResolver } from '../llm/models/source.js';
+import type { CliIo } from './cli-io.js';
 
 export function modelUsage(dir: string): string {
   return `Usage: navi model <command>
@@ -28,13 +29,6 @@ Commands:
   help         this text
 
 Models are kept in ${dir} (NAVI_MODELS_DIR).`;
-}
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  /** Stops a pull (tests); without it, Ctrl-C does. */
-  signal?: AbortSignal;
 }
 
 /** What tests replace: where `hf:` sources are fetched from, and the downloader's limits. */
