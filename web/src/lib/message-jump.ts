@@ -4,14 +4,14 @@
  * the middle of the view and briefly highlighted. When the page has no such message (it was
  * edited away, or the link is wrong), the chat says so instead.
  */
-import { nextTick, onBeforeUnmount, type Ref, ref, watch } from 'vue';
-import { parseHash } from './route.js';
+import { nextTick, type Ref, watch } from 'vue';
 
 /** How long the highlight of the message jumped to lasts. */
 export const JUMP_HIGHLIGHT_MS = 2400;
 
 export interface MessageJumpOptions {
-  sessionId: string;
+  /** The message the address opens this chat at (the app's route, `?m=`), if any. */
+  messageId: Ref<string | null>;
   /** The element holding the chat's messages. */
   container: Ref<HTMLElement | null>;
   /** The element that scrolls them. */
@@ -20,12 +20,6 @@ export interface MessageJumpOptions {
   ready: Ref<boolean>;
   /** Tells the person the message is not there. */
   onMissing(text: string): void;
-}
-
-/** The message the current URL opens this chat at, if any. */
-function wantedMessage(sessionId: string): string | null {
-  const route = parseHash(window.location.hash);
-  return route.sessionId === sessionId ? route.messageId : null;
 }
 
 /**
@@ -63,18 +57,12 @@ export function jumpToMessage(container: HTMLElement, scroller: HTMLElement | nu
  * Each link jumps once: reloading the history after a reconnect does not pull the view back.
  */
 export function useMessageJump(options: MessageJumpOptions): void {
-  const wanted = ref<string | null>(wantedMessage(options.sessionId));
   let done: string | null = null;
-  const onHash = (): void => {
-    wanted.value = wantedMessage(options.sessionId);
-    done = null;
-  };
-  window.addEventListener('hashchange', onHash);
-  onBeforeUnmount(() => window.removeEventListener('hashchange', onHash));
-
   watch(
-    [wanted, options.ready],
-    async ([id, ready]) => {
+    [options.messageId, options.ready],
+    async ([id, ready], previous) => {
+      // A link followed anew (the address named something else meanwhile) jumps again.
+      if (id !== previous?.[0]) done = null;
       if (!id || !ready || done === id) return;
       done = id;
       // After the chat's own scroll to the bottom that follows loading the history.
