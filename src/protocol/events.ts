@@ -146,14 +146,17 @@ export type NoticeCode = 'TOOLS_UNSUPPORTED' | 'TOOLS_TRIMMED' | 'CONTEXT_CLAMPE
  * - `timed_out`: it ran longer than its time limit and was stopped;
  * - `stopped`: the person stopped the run before or while it ran.
  */
-export type ToolOutcome =
-  | 'ok'
-  | 'failed'
-  | 'denied'
-  | 'confirmation_timeout'
-  | 'refused'
-  | 'timed_out'
-  | 'stopped';
+export const TOOL_OUTCOMES = [
+  'ok',
+  'failed',
+  'denied',
+  'confirmation_timeout',
+  'refused',
+  'timed_out',
+  'stopped',
+] as const;
+
+export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 
 export type AgentEventType = AgentEvent['type'];
 

@@ -42,7 +42,16 @@ export interface ToolCallRecord {
  *   said. What the run did before it failed stays before it (tool calls, a partial answer marked
  *   `interrupted`); `regenerate` retries it.
  */
-export type MessageKind = 'plan' | 'form_submit' | 'injected_image' | 'summary' | 'iteration_limit' | 'error';
+export const MESSAGE_KINDS = [
+  'plan',
+  'form_submit',
+  'injected_image',
+  'summary',
+  'iteration_limit',
+  'error',
+] as const;
+
+export type MessageKind = (typeof MESSAGE_KINDS)[number];
 
 /** The failure a `kind: 'error'` message records. */
 export interface TurnFailure {

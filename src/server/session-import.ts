@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { attachedFileSchema } from '../protocol/commands.js';
 import { errorTable } from '../protocol/error-codes.js';
-import type { SessionMessage } from '../protocol/rest.js';
+import { TOOL_OUTCOMES } from '../protocol/events.js';
+import { MESSAGE_KINDS, type SessionMessage } from '../protocol/rest.js';
 import type { BufferedMessage } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { sanitiseFileName } from './file-names.js';
@@ -35,7 +36,7 @@ const messageSchema = z.object({
   role: z.enum(['user', 'assistant', 'tool', 'system']),
   content: z.string().max(MAX_TEXT).nullable(),
   created_at: isoTime,
-  kind: z.enum(['plan', 'form_submit', 'injected_image', 'summary', 'iteration_limit', 'error']).optional(),
+  kind: z.enum(MESSAGE_KINDS).optional(),
   images: z
     .array(
       z
@@ -62,9 +63,7 @@ const messageSchema = z.object({
   interrupted: z.literal(true).optional(),
   stopped: z.literal(true).optional(),
   success: z.boolean().optional(),
-  outcome: z
-    .enum(['ok', 'failed', 'denied', 'confirmation_timeout', 'refused', 'timed_out', 'stopped'])
-    .optional(),
+  outcome: z.enum(TOOL_OUTCOMES).optional(),
   error: z
     .object({
       message: z.string().max(10_000),
