@@ -87,14 +87,6 @@ export function dataItems(settings: DataSettings, cwd = process.cwd()): DataItem
   ];
 }
 
-/**
- * The files SQLite keeps beside a database. They belong to it: a `-wal` left behind would be
- * replayed into whatever database takes the name next.
- */
-export function journalsOf(path: string): string[] {
-  return [`${path}-wal`, `${path}-shm`, `${path}-journal`];
-}
-
 /** A time as a file name can hold it: `20260301T120501Z`. */
 export function fileStamp(date = new Date()): string {
   return date

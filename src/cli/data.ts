@@ -12,9 +12,10 @@ import {
 } from '../config/data-location.js';
 import { ownedSettingsPath } from '../config/owned-settings.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
+import { journalsOf } from '../machine/fs/navi-paths.js';
 import { pendingKeyFile } from '../vault/key-source.js';
 import { type CliIo, CliRefusal } from './cli-io.js';
-import { journalsOf, movePath, rebaseSessionFiles } from './data-files.js';
+import { movePath, rebaseSessionFiles } from './data-files.js';
 import type { CheckResult } from './doctor.js';
 import { naviUsingData } from './navi-running.js';
 

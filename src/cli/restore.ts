@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { backupsDir } from '../config/data-location.js';
 import type { Settings } from '../config/settings.js';
+import { journalsOf } from '../machine/fs/navi-paths.js';
 import { checkIntegrity } from '../store/sqlite/database.js';
 import { recordedSchemaVersion } from '../store/sqlite/migrate.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
@@ -20,7 +21,6 @@ import {
   type DataItem,
   dataItems,
   fileStamp,
-  journalsOf,
   movePath,
   rebaseSessionFiles,
   sizeOf,

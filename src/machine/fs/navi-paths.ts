@@ -73,7 +73,15 @@ export function naviControlFolders(
   ];
 }
 
-const withJournals = (db: string) => [db, `${db}-wal`, `${db}-shm`, `${db}-journal`];
+/**
+ * The files SQLite keeps beside the database `path`. They belong to it: a `-wal` left behind
+ * would be replayed into whatever database takes the name next.
+ */
+export function journalsOf(path: string): string[] {
+  return [`${path}-wal`, `${path}-shm`, `${path}-journal`];
+}
+
+const withJournals = (db: string) => [db, ...journalsOf(db)];
 
 /**
  * The database (with its -wal, -shm and -journal files), `.env`, the SSH hosts file, the
