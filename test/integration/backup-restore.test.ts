@@ -10,20 +10,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
+import { expectCliRefusal } from '../support/cli-refusal.js';
 import { tempDir } from '../support/navi.js';
-import { type NaviRun, naviProcessEnv, runNavi, spawnNavi } from '../support/navi-process.js';
+import { naviProcessEnv, runNavi, spawnNavi } from '../support/navi-process.js';
 import { getSession, postMessage } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const freePort = async () => Number(new URL(await closedPortUrl()).port);
-
-/** A refusal: exit code 1, one line on stderr naming the command, and each of `parts`. */
-function expectRefusal(run: NaviRun, command: string, ...parts: string[]): void {
-  expect(run.code, run.stderr + run.stdout).toBe(1);
-  expect(run.stderr.trim().split('\n')).toHaveLength(1);
-  expect(run.stderr.startsWith(`navi ${command}: `)).toBe(true);
-  for (const part of parts) expect(run.stderr).toContain(part);
-}
 
 /** The environment of a Navi whose data files all sit at their defaults in `dataDir`. */
 function dataFolderEnv(env: NodeJS.ProcessEnv, dataDir: string, port: number): NodeJS.ProcessEnv {
@@ -154,10 +147,10 @@ describe('navi backup and navi restore', () => {
   it('restore refuses while a Navi serves on the port or holds the database, and moves nothing', async () => {
     expect(backupDir).not.toBe('');
     const serving = await runNavi(['restore', backupDir], env, dir);
-    expectRefusal(serving, 'restore', `a Navi is serving on 127.0.0.1:${port}`, 'stop it first');
+    expectCliRefusal(serving, 'restore', `a Navi is serving on 127.0.0.1:${port}`, 'stop it first');
     // Another port, the same database: the server's open connection gives it away.
     const held = await runNavi(['restore', backupDir], { ...env, NAVI_PORT: String(await freePort()) }, dir);
-    expectRefusal(held, 'restore', `${join(dir, 'navi.db')} is open in another process`);
+    expectCliRefusal(held, 'restore', `${join(dir, 'navi.db')} is open in another process`);
     expect(readdirSync(dir).filter((n) => n.includes('restoring'))).toEqual([]);
     expect(existsSync(join(dir, 'data', 'backups'))).toBe(false);
     expect((await getSession({ url: url() }, finished)).messages).toHaveLength(2);
@@ -188,41 +181,45 @@ describe('navi backup and navi restore', () => {
     };
     const items = (m: Record<string, unknown>) => m.items as { item: string; name: string; bytes: number }[];
 
-    expectRefusal(await runNavi(['restore'], targetEnv, target), 'restore', 'takes one argument');
-    expectRefusal(await runNavi(['restore', 'a', 'b'], targetEnv, target), 'restore', 'takes one argument');
-    expectRefusal(await restore(join(target, 'nowhere')), 'restore', 'there is no folder');
-    expectRefusal(await restore(join(backupDir, 'manifest.json')), 'restore', 'is a file');
-    expectRefusal(
+    expectCliRefusal(await runNavi(['restore'], targetEnv, target), 'restore', 'takes one argument');
+    expectCliRefusal(
+      await runNavi(['restore', 'a', 'b'], targetEnv, target),
+      'restore',
+      'takes one argument',
+    );
+    expectCliRefusal(await restore(join(target, 'nowhere')), 'restore', 'there is no folder');
+    expectCliRefusal(await restore(join(backupDir, 'manifest.json')), 'restore', 'is a file');
+    expectCliRefusal(
       await restore(target),
       'restore',
       'has no manifest.json',
       'not a backup made by navi backup',
     );
     const notJson = broken('not-json', (f) => writeFileSync(join(f, 'manifest.json'), '{"format": "navi-b'));
-    expectRefusal(await restore(notJson), 'restore', 'is not a Navi backup manifest: it is not JSON');
+    expectCliRefusal(await restore(notJson), 'restore', 'is not a Navi backup manifest: it is not JSON');
     const other = broken('other', (f) => writeFileSync(join(f, 'manifest.json'), '{"name": "my-package"}'));
-    expectRefusal(await restore(other), 'restore', 'it does not say "format": "navi-backup"');
+    expectCliRefusal(await restore(other), 'restore', 'it does not say "format": "navi-backup"');
     const future = broken('future', (f) => editManifest(f, (m) => Object.assign(m, { version: 99 })));
-    expectRefusal(await restore(future), 'restore', 'version 99 backup', 'upgrade Navi');
+    expectCliRefusal(await restore(future), 'restore', 'version 99 backup', 'upgrade Navi');
     const wrongType = broken('wrong-type', (f) => editManifest(f, (m) => Object.assign(m, { items: 'all' })));
-    expectRefusal(await restore(wrongType), 'restore', 'items');
+    expectCliRefusal(await restore(wrongType), 'restore', 'items');
     const outside = broken('escape', (f) =>
       editManifest(f, (m) => {
         (items(m)[0] as { name: string }).name = '../../../etc/passwd';
       }),
     );
-    expectRefusal(await restore(outside), 'restore', 'must be a plain file name inside the backup');
+    expectCliRefusal(await restore(outside), 'restore', 'must be a plain file name inside the backup');
     const huge = broken('huge', (f) =>
       writeFileSync(join(f, 'manifest.json'), `{"format":"navi-backup","x":"${'x'.repeat(5_000_000)}"}`),
     );
-    expectRefusal(
+    expectCliRefusal(
       await restore(huge),
       'restore',
       'is not a Navi backup manifest: it is 5000',
       'a manifest is a few hundred',
     );
     const missing = broken('missing', (f) => truncateSync(join(f, 'navi.db'), 0));
-    expectRefusal(await restore(missing), 'restore', 'the backup is incomplete or was changed');
+    expectCliRefusal(await restore(missing), 'restore', 'the backup is incomplete or was changed');
     const garbage = 'this is not a database at all, only text pretending to be one. '.repeat(64);
     const corrupt = broken('corrupt', (f) => {
       writeFileSync(join(f, 'navi.db'), garbage);
@@ -230,7 +227,7 @@ describe('navi backup and navi restore', () => {
         (items(m)[0] as { bytes: number }).bytes = garbage.length;
       });
     });
-    expectRefusal(
+    expectCliRefusal(
       await restore(corrupt),
       'restore',
       'cannot be read as a SQLite database',
@@ -246,7 +243,7 @@ describe('navi backup and navi restore', () => {
         (items(m)[0] as { bytes: number }).bytes = readFileSync(join(f, 'navi.db')).length;
       });
     });
-    expectRefusal(await restore(newer), 'restore', 'schema version 999', 'upgrade Navi');
+    expectCliRefusal(await restore(newer), 'restore', 'schema version 999', 'upgrade Navi');
     const foreign = broken('foreign', (f) => {
       const db = new Database(join(f, 'navi.db'));
       db.exec('DROP TABLE schema_migrations');
@@ -255,7 +252,7 @@ describe('navi backup and navi restore', () => {
         (items(m)[0] as { bytes: number }).bytes = readFileSync(join(f, 'navi.db')).length;
       });
     });
-    expectRefusal(await restore(foreign), 'restore', 'is not a Navi database');
+    expectCliRefusal(await restore(foreign), 'restore', 'is not a Navi database');
     // Nothing was written where the data goes.
     expect(existsSync(join(target, 'data'))).toBe(false);
   }, 120_000);
@@ -263,14 +260,18 @@ describe('navi backup and navi restore', () => {
   it('backup refuses a destination it would mix into, and a data folder with no database', async () => {
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
-    expectRefusal(await runNavi(['backup', file], env, dir), 'backup', 'is a file');
-    expectRefusal(await runNavi(['backup', backupDir], env, dir), 'backup', 'is not empty');
-    expectRefusal(await runNavi(['backup', join(dir, 'files', 'inside')], env, dir), 'backup', 'is inside');
-    expectRefusal(await runNavi(['backup', 'a', 'b'], env, dir), 'backup', 'at most one argument');
-    expectRefusal(await runNavi(['backup', '--all'], env, dir), 'backup', 'at most one argument');
+    expectCliRefusal(await runNavi(['backup', file], env, dir), 'backup', 'is a file');
+    expectCliRefusal(await runNavi(['backup', backupDir], env, dir), 'backup', 'is not empty');
+    expectCliRefusal(
+      await runNavi(['backup', join(dir, 'files', 'inside')], env, dir),
+      'backup',
+      'is inside',
+    );
+    expectCliRefusal(await runNavi(['backup', 'a', 'b'], env, dir), 'backup', 'at most one argument');
+    expectCliRefusal(await runNavi(['backup', '--all'], env, dir), 'backup', 'at most one argument');
     const empty = tempDir('navi-backup-empty-');
     const none = await runNavi(['backup'], dataFolderEnv(env, join(empty, 'data'), await freePort()), empty);
-    expectRefusal(none, 'backup', 'there is no database at', 'nothing to back up');
+    expectCliRefusal(none, 'backup', 'there is no database at', 'nothing to back up');
     expect(existsSync(join(empty, 'data', 'backups'))).toBe(false);
   }, 60_000);
 

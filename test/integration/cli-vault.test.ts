@@ -7,15 +7,10 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { openVault, type VaultOptions } from '../../src/vault/index.js';
 import { useTempVault } from '../../src/vault/test-support.js';
+import { expectCliRefusal } from '../support/cli-refusal.js';
 import { type NaviRun, runNavi } from '../support/navi-process.js';
 
-/** A refusal: exit code 1 and one line on stderr. */
-function expectRefusal(run: NaviRun, ...parts: string[]): void {
-  expect(run.code, run.stderr).toBe(1);
-  expect(run.stderr.trim().split('\n')).toHaveLength(1);
-  expect(run.stderr.startsWith('navi vault: ')).toBe(true);
-  for (const part of parts) expect(run.stderr).toContain(part);
-}
+const expectRefusal = (run: NaviRun, ...parts: string[]) => expectCliRefusal(run, 'vault', ...parts);
 
 const passphrase = 'a long enough backup passphrase';
 // vault.db, vault.key and vault-audit.jsonl in the folder the CLI runs in: the settings'

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serviceUnit } from '../../src/cli/service.js';
+import { expectCliRefusal } from '../support/cli-refusal.js';
 import { repoRoot, tempDir } from '../support/navi.js';
 import { type NaviRun, runNavi } from '../support/navi-process.js';
 import { needsProgram } from '../support/requirements.js';
@@ -31,12 +32,7 @@ function field(unit: string, name: string): string[] {
     .map((line) => line.slice(name.length + 1));
 }
 
-function expectRefusal(run: NaviRun, ...parts: string[]): void {
-  expect(run.code, run.stderr).toBe(1);
-  expect(run.stderr.trim().split('\n')).toHaveLength(1);
-  expect(run.stderr.startsWith('navi service: ')).toBe(true);
-  for (const part of parts) expect(run.stderr).toContain(part);
-}
+const expectRefusal = (run: NaviRun, ...parts: string[]) => expectCliRefusal(run, 'service', ...parts);
 
 describe('navi service install', () => {
   const home = tempDir('navi-service-home-');
