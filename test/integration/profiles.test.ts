@@ -8,7 +8,7 @@ import type { FakeLlm, RecordedRequest } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-import { chatRequests, getSession } from '../support/rest.js';
+import { chatRequests, getSession, systemText } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
 
 const profiles = profilesDir([
@@ -29,11 +29,6 @@ const profiles = profilesDir([
     scratchpad_sections: ['gamma'],
   },
 ]);
-
-function systemText(r: RecordedRequest): string {
-  const first = r.body.messages?.[0];
-  return first?.role === 'system' ? String(first.content) : '';
-}
 
 function toolNames(r: RecordedRequest): string[] {
   return (r.body.tools ?? []).map((t) => t.function.name).sort();
