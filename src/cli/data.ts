@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import {
   DATA_FILE_NAMES,
   type DataFileLocation,
+  type DataLocation,
   dataLocation,
   legacyDataNotice,
 } from '../config/data-location.js';
@@ -40,8 +41,7 @@ const WHERE: Record<DataFileLocation['where'], string> = {
 };
 
 /** One line per data file: what it is, where, and whether it exists yet. */
-export function describeDataLocation(settings: Settings, cwd = process.cwd()): string[] {
-  const location = dataLocation(settings, settingOrigins(settings), cwd);
+function describeDataLocation(location: DataLocation): string[] {
   const lines = [`Data folder (NAVI_DATA_DIR): ${location.dataDir}`];
   for (const f of location.files) {
     const state = existsSync(f.path) ? '' : ', not created yet';
@@ -62,7 +62,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
     if (rest.length > 0) throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
     if (command === 'where') {
       const location = dataLocation(settings, settingOrigins(settings));
-      io.stdout.write(`${describeDataLocation(settings).join('\n')}\n`);
+      io.stdout.write(`${describeDataLocation(location).join('\n')}\n`);
       const notice = legacyDataNotice(location);
       if (notice) io.stdout.write(`${notice}\n`);
       return 0;
@@ -87,10 +87,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
 export async function moveData(settings: Settings, cwd = process.cwd()): Promise<string[]> {
   const location = dataLocation(settings, settingOrigins(settings), cwd);
   if (location.legacy.length === 0)
-    return [
-      `Nothing to move: Navi's data is not in the working folder.`,
-      ...describeDataLocation(settings, cwd),
-    ];
+    return [`Nothing to move: Navi's data is not in the working folder.`, ...describeDataLocation(location)];
   const busy = await naviUsingData(settings);
   if (busy) throw new CliRefusal(`${busy}, then run navi data move again`);
 
