@@ -20,7 +20,7 @@ import {
   MANIFEST_FILE,
   type ManifestItem,
 } from './backup-manifest.js';
-import { type CliIo, CliRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
 import {
   copyFolder,
   copyPrivate,
@@ -47,7 +47,7 @@ export async function runBackup(settings: Settings, args: string[], io: CliIo): 
     io.stdout.write(`${BACKUP_USAGE}\n`);
     return 0;
   }
-  try {
+  return exitOnRefusal('backup', io, async () => {
     if (args.length > 1 || args[0]?.startsWith('-'))
       throw new CliRefusal(
         `navi backup takes at most one argument, the folder to write; got ${args.map((a) => JSON.stringify(a)).join(' ')}`,
@@ -63,11 +63,7 @@ export async function runBackup(settings: Settings, args: string[], io: CliIo): 
       `The database holds ${manifest.database.sessions} sessions (${formatBytes(db?.bytes ?? 0)}). Restore with: npx navi restore ${dest}\n`,
     );
     return 0;
-  } catch (err) {
-    if (!(err instanceof CliRefusal)) throw err;
-    io.stderr.write(`navi backup: ${err.message}\n`);
-    return 1;
-  }
+  });
 }
 
 function describe(item: ManifestItem): string {

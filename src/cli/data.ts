@@ -15,7 +15,7 @@ import { ownedSettingsPath } from '../config/owned-settings.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
 import { journalsOf } from '../machine/fs/navi-paths.js';
 import { pendingKeyFile } from '../vault/key-source.js';
-import { type CliIo, CliRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
 import { movePath, rebaseSessionFiles } from './data-files.js';
 import type { CheckResult } from './doctor.js';
 import { naviUsingData } from './navi-running.js';
@@ -54,7 +54,7 @@ function describeDataLocation(location: DataLocation): string[] {
 /** Runs `navi data`; 0 when done, 1 when refused or failed. */
 export async function runData(settings: Settings, args: string[], io: CliIo): Promise<number> {
   const [command = 'where', ...rest] = args;
-  try {
+  return exitOnRefusal('data', io, async () => {
     if (command === 'help' || command === '--help' || command === '-h') {
       io.stdout.write(`${DATA_USAGE}\n`);
       return 0;
@@ -72,11 +72,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
       return 0;
     }
     throw new CliRefusal(`unknown command "${command}"; run navi data help`);
-  } catch (err) {
-    if (!(err instanceof CliRefusal)) throw err;
-    io.stderr.write(`navi data: ${err.message}\n`);
-    return 1;
-  }
+  });
 }
 
 /**

@@ -15,7 +15,7 @@ import { checkIntegrity } from '../store/sqlite/database.js';
 import { recordedSchemaVersion } from '../store/sqlite/migrate.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
 import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
-import { type CliIo, CliRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
 import {
   copyPrivate,
   type DataItem,
@@ -40,7 +40,7 @@ export async function runRestore(settings: Settings, args: string[], io: CliIo):
     io.stdout.write(`${RESTORE_USAGE}\n`);
     return 0;
   }
-  try {
+  return exitOnRefusal('restore', io, async () => {
     if (args.length !== 1 || args[0]?.startsWith('-'))
       throw new CliRefusal(
         'navi restore takes one argument, the backup folder navi backup wrote; run navi restore help',
@@ -52,11 +52,7 @@ export async function runRestore(settings: Settings, args: string[], io: CliIo):
     for (const line of report.kept) io.stdout.write(`  left as it was: ${line}\n`);
     io.stdout.write(`The database holds ${report.manifest.database.sessions} sessions. Start Navi again.\n`);
     return 0;
-  } catch (err) {
-    if (!(err instanceof CliRefusal)) throw err;
-    io.stderr.write(`navi restore: ${err.message}\n`);
-    return 1;
-  }
+  });
 }
 
 export interface RestoreReport {

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Settings } from '../config/settings.js';
-import { type CliIo, CliRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
 
 export const SERVICE_USAGE = `Usage: navi service install [--write] [--force]
 
@@ -129,7 +129,7 @@ export async function runService(
   io: CliIo,
 ): Promise<number> {
   const [command, ...flags] = args;
-  try {
+  return exitOnRefusal('service', io, async () => {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       io.stdout.write(`${SERVICE_USAGE}\n`);
       return command === undefined ? 1 : 0;
@@ -165,9 +165,5 @@ export async function runService(
         'Its log: journalctl --user -u navi -f\n',
     );
     return 0;
-  } catch (err) {
-    if (!(err instanceof CliRefusal)) throw err;
-    io.stderr.write(`navi service: ${err.message}\n`);
-    return 1;
-  }
+  });
 }
