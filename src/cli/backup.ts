@@ -20,7 +20,7 @@ import {
   MANIFEST_FILE,
   type ManifestItem,
 } from './backup-manifest.js';
-import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal, isHelp } from './cli-io.js';
 import {
   copyFolder,
   copyPrivate,
@@ -43,7 +43,7 @@ const ALL_PAGES = 0x7fffffff;
 
 /** Runs `navi backup`; 0 when the backup is complete, 1 when refused or failed. */
 export async function runBackup(settings: Settings, args: string[], io: CliIo): Promise<number> {
-  if (args[0] === 'help' || args[0] === '--help' || args[0] === '-h') {
+  if (isHelp(args[0])) {
     io.stdout.write(`${BACKUP_USAGE}\n`);
     return 0;
   }

@@ -10,6 +10,11 @@ export interface CliIo {
   signal?: AbortSignal;
 }
 
+/** True for the words that ask a command for its usage: `help`, `--help`, `-h`. */
+export function isHelp(arg: string | undefined): boolean {
+  return arg === 'help' || arg === '--help' || arg === '-h';
+}
+
 /** A refusal the person can act on; printed as one line after `navi <command>: `. */
 export class CliRefusal extends Error {}
 

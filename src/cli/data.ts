@@ -15,7 +15,7 @@ import { ownedSettingsPath } from '../config/owned-settings.js';
 import { type Settings, settingOrigins } from '../config/settings.js';
 import { journalsOf } from '../machine/fs/navi-paths.js';
 import { pendingKeyFile } from '../vault/key-source.js';
-import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal, isHelp } from './cli-io.js';
 import { movePath, rebaseSessionFiles } from './data-files.js';
 import type { CheckResult } from './doctor.js';
 import { naviUsingData } from './navi-running.js';
@@ -55,7 +55,7 @@ function describeDataLocation(location: DataLocation): string[] {
 export async function runData(settings: Settings, args: string[], io: CliIo): Promise<number> {
   const [command = 'where', ...rest] = args;
   return exitOnRefusal('data', io, async () => {
-    if (command === 'help' || command === '--help' || command === '-h') {
+    if (isHelp(command)) {
       io.stdout.write(`${DATA_USAGE}\n`);
       return 0;
     }

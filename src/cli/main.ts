@@ -11,6 +11,7 @@ import {
 } from '../config/settings.js';
 import type { ConsentStore } from '../store/types.js';
 import { SecretMasker } from '../util/secret-masker.js';
+import { isHelp } from './cli-io.js';
 
 const USAGE = `Usage: navi <command>
 
@@ -46,7 +47,7 @@ const COMMANDS = [
 
 export async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  if (command === 'help' || command === '--help' || command === '-h') {
+  if (isHelp(command)) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }

@@ -15,7 +15,7 @@ import { checkIntegrity } from '../store/sqlite/database.js';
 import { recordedSchemaVersion } from '../store/sqlite/migrate.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
 import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
-import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal, isHelp } from './cli-io.js';
 import {
   copyPrivate,
   type DataItem,
@@ -36,7 +36,7 @@ parts the backup does not hold are left as they are.`;
 
 /** Runs `navi restore`; 0 when restored, 1 when refused or failed. */
 export async function runRestore(settings: Settings, args: string[], io: CliIo): Promise<number> {
-  if (args[0] === 'help' || args[0] === '--help' || args[0] === '-h') {
+  if (isHelp(args[0])) {
     io.stdout.write(`${RESTORE_USAGE}\n`);
     return 0;
   }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Settings } from '../config/settings.js';
-import { type CliIo, CliRefusal, exitOnRefusal } from './cli-io.js';
+import { type CliIo, CliRefusal, exitOnRefusal, isHelp } from './cli-io.js';
 
 export const SERVICE_USAGE = `Usage: navi service install [--write] [--force]
 
@@ -130,7 +130,7 @@ export async function runService(
 ): Promise<number> {
   const [command, ...flags] = args;
   return exitOnRefusal('service', io, async () => {
-    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    if (command === undefined || isHelp(command)) {
       io.stdout.write(`${SERVICE_USAGE}\n`);
       return command === undefined ? 1 : 0;
     }
