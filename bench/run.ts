@@ -1,13 +1,14 @@
 /**
- * `npm run bench`: every figure Navi tracks, printed as one table. Each group runs on its own,
- * so one that fails (say, a missing optional program) is reported and the others still run.
- * `npm run bench -- relay sessions` runs only the named groups.
+ * `npm run bench`: every figure Navi tracks, printed as one table with its goal and whether it
+ * holds. Each group runs on its own, so one that fails (say, a missing optional program) is
+ * reported and the others still run. `npm run bench -- relay sessions` runs only the named
+ * groups; `--name value` pairs after them reach the groups (`streams --streams 200 --rate 50`).
  */
-import type { BenchRow } from './types.js';
+import type { BenchOptions, BenchRow } from './types.js';
 
 interface Group {
   name: string;
-  run: () => Promise<BenchRow[]>;
+  run: (options: BenchOptions) => Promise<BenchRow[]>;
 }
 
 const groups: Group[] = [
@@ -34,8 +35,36 @@ function format(value: number): string {
   return value.toFixed(2);
 }
 
+/** Group names, and `--name value` flags (a flag with no value is `true`). */
+function parseArgs(args: string[]): { wanted: string[]; options: BenchOptions } {
+  const wanted: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) {
+      wanted.push(arg);
+      continue;
+    }
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith('--')) {
+      flags[arg.slice(2)] = next;
+      i++;
+    } else {
+      flags[arg.slice(2)] = 'true';
+    }
+  }
+  return { wanted, options: { flags } };
+}
+
+function verdict(row: BenchRow): string {
+  if (!row.goal) return '';
+  const { value, direction } = row.goal;
+  const holds = direction === 'max' ? row.value <= value : row.value >= value;
+  return `${direction === 'max' ? '≤' : '≥'} ${format(value)}  ${holds ? 'holds' : 'MISSES'}`;
+}
+
 async function main(): Promise<number> {
-  const wanted = process.argv.slice(2);
+  const { wanted, options } = parseArgs(process.argv.slice(2));
   const unknown = wanted.filter((w) => !groups.some((g) => g.name === w));
   if (unknown.length > 0) {
     console.error(
@@ -49,17 +78,20 @@ async function main(): Promise<number> {
   for (const group of selected) {
     process.stderr.write(`bench: ${group.name}…\n`);
     try {
-      for (const row of await group.run()) rows.push({ ...row, group: group.name });
+      for (const row of await group.run(options)) rows.push({ ...row, group: group.name });
     } catch (err) {
       failures += 1;
       process.stderr.write(`bench: ${group.name} failed: ${(err as Error).stack ?? String(err)}\n`);
     }
   }
   const nameWidth = Math.max(...rows.map((r) => r.name.length), 10);
-  console.log(`\n${'group'.padEnd(10)} ${'measure'.padEnd(nameWidth)} ${'value'.padStart(10)}  unit`);
+  const unitWidth = Math.max(...rows.map((r) => r.unit.length), 4);
+  console.log(
+    `\n${'group'.padEnd(10)} ${'measure'.padEnd(nameWidth)} ${'value'.padStart(10)}  ${'unit'.padEnd(unitWidth)}  goal`,
+  );
   for (const r of rows) {
     console.log(
-      `${r.group.padEnd(10)} ${r.name.padEnd(nameWidth)} ${format(r.value).padStart(10)}  ${r.unit}`,
+      `${r.group.padEnd(10)} ${r.name.padEnd(nameWidth)} ${format(r.value).padStart(10)}  ${r.unit.padEnd(unitWidth)}  ${verdict(r)}`.trimEnd(),
     );
   }
   const notes = rows.filter((r) => r.note);

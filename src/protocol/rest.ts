@@ -133,8 +133,31 @@ export interface SessionMessage {
   tool_metadata?: Record<string, unknown>;
 }
 
+/**
+ * Paged history. `GET /sessions/{id}/messages?limit=&before=<message id>` answers one page of the
+ * display buffer: the `limit` messages just older than `before` (the newest ones when `before` is
+ * absent), oldest first within the page. `next_before` is the id to pass as `before` for the page
+ * older still, or null when this page reaches the session's first message. An unknown `before`
+ * is 404 MESSAGE_NOT_FOUND; a `limit` outside 1…MAX_PAGE_LIMIT is 400 INVALID_PAGE.
+ */
+export interface MessagePage {
+  messages: SessionMessage[];
+  next_before: string | null;
+}
+
+/** Messages in a page when the request names no `limit` (also the first page of `GET /sessions/{id}`). */
+export const DEFAULT_PAGE_LIMIT = 100;
+/** The most messages one page holds. */
+export const MAX_PAGE_LIMIT = 1000;
+
+/**
+ * `GET /sessions/{id}?limit=`: the session and the newest page of its display buffer (`messages`,
+ * oldest first, at most `limit`, default DEFAULT_PAGE_LIMIT), with `next_before` as in MessagePage.
+ */
 export interface SessionDetail extends SessionSummary {
   messages: SessionMessage[];
+  /** Cursor for the page before `messages` (`GET /sessions/{id}/messages?before=`), null at the start. */
+  next_before: string | null;
   /** Context window of the session's backend (what `stream_end` reports); 0 when unknown. */
   max_context_tokens?: number;
 }
@@ -588,4 +611,27 @@ export interface McpServerInfo {
 export interface McpStatusView {
   servers: McpServerInfo[];
   errors: { file: string; error: string }[];
+}
+
+/**
+ * `GET /internal/metrics` (behind the token): how the server process is doing, for the bench,
+ * the soak run and anyone watching a long-running Navi. `?reset=1` also restarts the event-loop
+ * delay histogram, so the next reading covers only the time since.
+ */
+export interface ServerMetrics {
+  uptime_s: number;
+  rss_bytes: number;
+  heap_used_bytes: number;
+  heap_total_bytes: number;
+  external_bytes: number;
+  /** Open file descriptors of the process (null where the system does not tell). */
+  open_fds: number | null;
+  /** CPU time the process used since it started. */
+  cpu_user_ms: number;
+  cpu_system_ms: number;
+  /** Event-loop delay since start or the last reset, in milliseconds. */
+  event_loop_delay_ms: { p50: number; p99: number; max: number; mean: number };
+  /** Runs in progress and WebSocket connections open right now. */
+  active_runs: number;
+  websockets: number;
 }

@@ -32,6 +32,7 @@ import { llmModelRoutes, runtimeStatusUnknown } from './routes/llm-models.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { memoryRoutes } from './routes/memory.js';
 import { messageRoutes } from './routes/messages.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { pairingRoutes } from './routes/pairing.js';
 import { profileRoutes } from './routes/profiles.js';
 import { recallRoutes } from './routes/recalls.js';
@@ -148,6 +149,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
     runtimeStatus: () => services.llamacppRuntime?.status() ?? runtimeStatusUnknown(),
   });
   app.register(llamacppRuntimeRoutes, context);
+  app.register(metricsRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
   app.register(sessionSocketRoutes, {

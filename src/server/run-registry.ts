@@ -24,6 +24,13 @@ export class RunRegistry {
 
   constructor(private readonly options: RunRegistryOptions) {}
 
+  /** Runs in progress, and sockets watching a session (`GET /internal/metrics`). */
+  counts(): { runs: number; watchers: number } {
+    let watchers = 0;
+    for (const set of this.watchers.values()) watchers += set.size;
+    return { runs: this.runs.size, watchers };
+  }
+
   /** The active run of a session, if any. */
   get(sessionId: string): AgentRun | undefined {
     return this.runs.get(sessionId);

@@ -18,6 +18,7 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
     update: (id, patch) => store.update(id, patch),
     delete: (id) => store.delete(id),
     getMessages: (id) => store.getMessages(id),
+    getMessagePage: (id, options) => store.getMessagePage(id, options),
     getContext: (id) => store.getContext(id),
     append: (sessionId, entries: BufferedMessage[]) =>
       store.append(

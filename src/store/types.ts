@@ -5,6 +5,7 @@
  * answers synchronously.
  */
 import type {
+  MessagePage,
   ModelChoice,
   RecallSummary,
   SearchHit,
@@ -62,6 +63,15 @@ export interface SessionStore {
 
   /** Display buffer, oldest first. */
   getMessages(sessionId: string): Promise<StoredMessage[]>;
+  /**
+   * One page of the display buffer: the `limit` messages just older than `before` (the newest
+   * when `before` is absent), oldest first, and the cursor for the page before them. Undefined
+   * when `before` is not a display message of this session. Costs the page, not the session.
+   */
+  getMessagePage(
+    sessionId: string,
+    options: { limit: number; before?: string },
+  ): Promise<MessagePage | undefined>;
   /** LLM context buffer, oldest first. */
   getContext(sessionId: string): Promise<StoredMessage[]>;
   /**

@@ -2,11 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { EventOf } from '../../protocol/events.js';
-import type { ModelChoice, SessionDetail, SessionSummary } from '../../protocol/rest.js';
+import type { MessagePage, ModelChoice, SessionDetail, SessionSummary } from '../../protocol/rest.js';
 import type { SessionPatch } from '../../store/types.js';
 import { switchProfile } from '../../tools/builtin/switch-profile.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { messagePage, type PageQuery } from '../message-page.js';
 import { requireSession } from '../session-lookup.js';
 import { sessionContextWindow } from '../session-model.js';
 
@@ -77,14 +78,23 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
 
   app.get('/sessions', async (): Promise<SessionSummary[]> => services.sessions.list());
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { limit?: unknown } }>(
     '/sessions/:id',
     { schema: { params: idParams } },
     async (request): Promise<SessionDetail> => {
       const session = await requireSession(services.sessions, request.params.id);
-      const messages = await services.sessions.getMessages(session.id);
+      const page = await messagePage(services.sessions, session.id, { limit: request.query.limit });
       // The client's context meter needs the window before the first run of this page ends.
-      return { ...session, messages, max_context_tokens: sessionContextWindow(services, session) };
+      return { ...session, ...page, max_context_tokens: sessionContextWindow(services, session) };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: PageQuery }>(
+    '/sessions/:id/messages',
+    { schema: { params: idParams } },
+    async (request): Promise<MessagePage> => {
+      const session = await requireSession(services.sessions, request.params.id);
+      return messagePage(services.sessions, session.id, request.query);
     },
   );
 

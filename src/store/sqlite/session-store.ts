@@ -8,7 +8,7 @@
  * Nothing is renumbered, so compression costs the rows it deletes, and seq may go negative.
  */
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
-import type { ModelChoice } from '../../protocol/rest.js';
+import type { MessagePage, ModelChoice } from '../../protocol/rest.js';
 import type {
   BufferedMessage,
   MessagePatch,
@@ -58,6 +58,9 @@ class BufferStatements {
   readonly lastSeq: Statement<[string], number>;
   readonly seqOf: Statement<[string, string], number>;
   readonly all: Statement<[string], MessageRow>;
+  /** The newest `limit` rows, newest first; and those before a seq. Both walk the index backwards. */
+  readonly newest: Statement<[string, number], MessageRow>;
+  readonly olderThan: Statement<[string, number, number], MessageRow>;
   readonly update: Statement<[UpdateMessage]>;
   readonly deleteBefore: Statement<[string, number]>;
   readonly deleteAll: Statement<[string]>;
@@ -78,6 +81,14 @@ class BufferStatements {
       .pluck();
     this.all = db.prepare(
       `SELECT id, role, content, payload, created_at FROM ${table} WHERE session_id = ? ORDER BY seq`,
+    );
+    this.newest = db.prepare(
+      `SELECT id, role, content, payload, created_at FROM ${table}
+       WHERE session_id = ? ORDER BY seq DESC LIMIT ?`,
+    );
+    this.olderThan = db.prepare(
+      `SELECT id, role, content, payload, created_at FROM ${table}
+       WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
     // One statement per buffer whatever the patch holds, so a streaming save is one indexed update.
     // A JSON merge patch keeps the other payload keys (images, tool calls…) without reading them
@@ -319,6 +330,24 @@ export class SqliteSessionStore implements SessionStore {
 
   async getMessages(sessionId: string): Promise<StoredMessage[]> {
     return this.display.all.all(sessionId).map(fromRow);
+  }
+
+  async getMessagePage(
+    sessionId: string,
+    options: { limit: number; before?: string },
+  ): Promise<MessagePage | undefined> {
+    // One row past the page tells whether an older page exists, without counting the session.
+    let rows: MessageRow[];
+    if (options.before === undefined) {
+      rows = this.display.newest.all(sessionId, options.limit + 1);
+    } else {
+      const seq = this.display.seqOf.get(sessionId, options.before);
+      if (seq === undefined) return undefined;
+      rows = this.display.olderThan.all(sessionId, seq, options.limit + 1);
+    }
+    const more = rows.length > options.limit;
+    const page = (more ? rows.slice(0, options.limit) : rows).reverse().map(fromRow);
+    return { messages: page, next_before: more && page.length > 0 ? page[0]!.id : null };
   }
 
   async getContext(sessionId: string): Promise<StoredMessage[]> {
