@@ -87,6 +87,15 @@ describe('session store at scale', () => {
       `m${total}`,
     ]);
     expect(count('messages')).toBe(total + 1);
+
+    // Paged history reads from either end of the index: the newest page, and the oldest.
+    const newest = await store.getMessagePage('s', { limit: 100 });
+    expect(newest?.messages.map((m) => m.id)).toEqual(
+      Array.from({ length: 100 }, (_, i) => `m${total - 99 + i}`),
+    );
+    expect(newest?.next_before).toBe(`m${total - 99}`);
+    const oldest = await store.getMessagePage('s', { limit: 1000, before: 'm3' });
+    expect(oldest).toEqual({ messages: [msg(0), msg(1), msg(2)], next_before: null });
     // Not a speed limit: the search index's triggers write for each of the 100 000 messages,
     // which on a slow or busy disk takes longer than the default 30 s.
   }, 180_000);
