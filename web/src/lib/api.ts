@@ -13,6 +13,7 @@ import type {
   LlmSettingsView,
   LlmStatus,
   LocalModelsView,
+  MessagePage,
   ModelChoice,
   ModelDownload,
   PairReply,
@@ -107,7 +108,14 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 
 export const api = {
   listSessions: () => request<SessionSummary[]>('GET', '/sessions'),
+  /** The session and the newest page of its messages (docs/protocol.md#paged-history). */
   getSession: (id: string) => request<SessionDetail>('GET', `/sessions/${encodeURIComponent(id)}`),
+  /** The `limit` messages just before the message `before` (a page's `next_before`). */
+  getMessagePage: (id: string, before: string, limit: number) =>
+    request<MessagePage>(
+      'GET',
+      `/sessions/${encodeURIComponent(id)}/messages?before=${encodeURIComponent(before)}&limit=${limit}`,
+    ),
   getContext: (id: string) =>
     request<{ messages: SessionMessage[] }>('GET', `/sessions/${encodeURIComponent(id)}/context`),
   createSession: (profileId?: string) =>

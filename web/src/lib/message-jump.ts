@@ -1,10 +1,12 @@
 /**
  * Opening a chat at one message (`#/sessions/<id>?m=<message id>`, what a search hit links to):
  * once the history is on the page, the message's element (`[data-message-id]`) is scrolled to
- * the middle of the view and briefly highlighted. When the page has no such message (it was
- * edited away, or the link is wrong), the chat says so instead.
+ * the middle of the view and briefly highlighted. A message older than the pages shown is read
+ * first (lib/history-pages.ts). When the session has no such message (it was edited away, or the
+ * link is wrong), the chat says so instead.
  */
 import { nextTick, type Ref, watch } from 'vue';
+import type { LoadUntil } from './history-pages.js';
 
 /** How long the highlight of the message jumped to lasts. */
 export const JUMP_HIGHLIGHT_MS = 2400;
@@ -18,6 +20,8 @@ export interface MessageJumpOptions {
   scroller: Ref<HTMLElement | null>;
   /** True once the history is on the page. */
   ready: Ref<boolean>;
+  /** Reads older pages of the history until the message is on the page. */
+  loadUntil(id: string): Promise<LoadUntil>;
   /** Tells the person the message is not there. */
   onMissing(text: string): void;
 }
@@ -66,14 +70,20 @@ export function useMessageJump(options: MessageJumpOptions): void {
       if (!id || !ready || done === id) return;
       done = id;
       // After the chat's own scroll to the bottom that follows loading the history.
-      await nextTick();
-      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
-      const container = options.container.value;
-      if (!container || !jumpToMessage(container, options.scroller.value, id)) {
-        options.onMissing(
-          'The message this link points to is not in this conversation (it may have been edited or regenerated since).',
-        );
-      }
+      const jump = async (): Promise<boolean> => {
+        await nextTick();
+        await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+        const container = options.container.value;
+        return container !== null && jumpToMessage(container, options.scroller.value, id);
+      };
+      if (await jump()) return;
+      const found = await options.loadUntil(id);
+      if (found === 'found' && (await jump())) return;
+      options.onMissing(
+        found === 'failed'
+          ? 'The message this link points to is further back, and the earlier messages could not be loaded: reload the page to try again.'
+          : 'The message this link points to is not in this conversation (it may have been edited or regenerated since).',
+      );
     },
     { immediate: true },
   );
