@@ -12,11 +12,20 @@ export interface PageQuery {
   before?: unknown;
 }
 
+/** The value a client sent, short enough to repeat back (a repeated parameter arrives as a list). */
+function shown(raw: unknown): string {
+  if (typeof raw !== 'string') return 'more than one value';
+  return JSON.stringify(raw.length > 20 ? `${raw.slice(0, 20)}…` : raw);
+}
+
 function limitOf(raw: unknown): number {
   if (raw === undefined) return DEFAULT_PAGE_LIMIT;
   const limit = typeof raw === 'string' && /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(limit >= 1 && limit <= MAX_PAGE_LIMIT)) {
-    throw new ApiError('INVALID_PAGE', `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+    throw new ApiError(
+      'INVALID_PAGE',
+      `got ${shown(raw)}; send one limit, or none for the newest ${DEFAULT_PAGE_LIMIT}`,
+    );
   }
   return limit;
 }
@@ -24,7 +33,10 @@ function limitOf(raw: unknown): number {
 function beforeOf(raw: unknown): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string' || raw === '' || raw.length > 100) {
-    throw new ApiError('INVALID_PAGE', 'before must be the id of a message (the next_before of a page)');
+    throw new ApiError(
+      'INVALID_PAGE',
+      `before got ${shown(raw)}; it takes the next_before of a page (1 to 100 characters), once`,
+    );
   }
   return raw;
 }
@@ -37,6 +49,12 @@ export async function messagePage(
   const limit = limitOf(query.limit);
   const before = beforeOf(query.before);
   const page = await sessions.getMessagePage(sessionId, { limit, before });
-  if (page === undefined) throw new ApiError('MESSAGE_NOT_FOUND', `no message ${before} in this session`);
+  if (page === undefined) {
+    // Regenerate and edit remove messages from the newest end, so a cursor a client kept can go.
+    throw new ApiError(
+      'MESSAGE_NOT_FOUND',
+      `before ${shown(before)} is not in its history (regenerate or edit may have removed it); load the newest page again with GET /sessions/{id}`,
+    );
+  }
   return page;
 }
