@@ -8,7 +8,7 @@
  * Older entries go in above what is shown without moving it: the entry at the top of the view is
  * measured before and after the insertion and the scroller moved by the difference. The browser's
  * own scroll anchoring cannot be relied on for this: it does nothing at the very top, where a
- * person who scrolls up ends, and Safari has none.
+ * person who scrolls up ends, and not every browser has it.
  *
  * A page boundary may fall between a tool call and its result, or between a form and the message
  * that submitted it. The card the newer page built from the result alone takes the call's name
