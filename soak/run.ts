@@ -162,7 +162,7 @@ async function main(): Promise<number> {
 
   const started = Date.now();
   const minute = () => (Date.now() - started) / 60_000;
-  /** Traffic paused, runs ended, sockets and idle connections closed: then the reading. */
+  /** Traffic paused, runs ended, idle connections closed, one socket per session: the reading. */
   const idle = async (): Promise<IdlePoint> => {
     await traffic.pause();
     for (let i = 0; i < 60 && (await metrics()).active_runs > 0; i++) await sleep(1000);
@@ -219,7 +219,7 @@ async function main(): Promise<number> {
     return summary.failures.length === 0 ? 0 : 1;
   } finally {
     stopping = true;
-    await traffic.pause().catch(() => {});
+    await traffic.close().catch(() => {});
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
     await fake.close();

@@ -102,22 +102,32 @@ export class Traffic {
   }
 
   /**
-   * Lets every action in progress finish and closes every socket, so the server is idle apart
-   * from recalls: the state in which open files are compared.
+   * Lets every action in progress finish and closes every socket but one per session: the
+   * server as it is when nobody types and one tab per chat stays open, the state in which open
+   * files are compared. The socket left open still sees, and checks, the recalls that fire.
    */
   async pause(): Promise<void> {
     this.running = false;
     await Promise.all(this.loops);
     this.loops = [];
     for (const s of this.sessions) {
-      await Promise.all(s.watchers.map((w) => w.close()));
-      s.watchers = [];
+      await Promise.all(s.watchers.slice(1).map((w) => w.close()));
+      s.watchers = s.watchers.slice(0, 1);
     }
   }
 
   async resume(): Promise<void> {
-    for (const s of this.sessions) s.watchers = await this.openWatchers(s);
+    for (const s of this.sessions) {
+      const more = await this.openWatchers(s, s.watchers.length);
+      s.watchers.push(...more);
+    }
     this.resumeLoops();
+  }
+
+  /** Closes every socket, at the very end. */
+  async close(): Promise<void> {
+    await this.pause();
+    for (const s of this.sessions) await Promise.all(s.watchers.map((w) => w.close()));
   }
 
   private resumeLoops(): void {
@@ -231,10 +241,10 @@ export class Traffic {
     });
   }
 
-  /** Two or three sockets: several clients on one session, as a phone and a laptop are. */
-  private async openWatchers(s: SoakSession): Promise<Watcher[]> {
-    const count = Math.random() < 0.5 ? 2 : 3;
-    const watchers = Array.from({ length: count }, (_, i) => this.watcher(s, i));
+  /** Two or three sockets in all: several clients on one session, as a phone and a laptop are. */
+  private async openWatchers(s: SoakSession, open = 0): Promise<Watcher[]> {
+    const count = (Math.random() < 0.5 ? 2 : 3) - open;
+    const watchers = Array.from({ length: count }, (_, i) => this.watcher(s, open + i));
     await Promise.all(watchers.map((w) => w.opened));
     return watchers;
   }
@@ -379,17 +389,32 @@ export class Traffic {
   private async reads(s: SoakSession): Promise<void> {
     const { tally } = this.o;
     await this.request('GET', '/sessions');
-    const page = await this.json<{ next_before: string | null }>('GET', `/sessions/${s.id}?limit=10`);
-    tally.add('rest_read', 2);
-    let before = page.next_before;
-    for (let i = 0; i < 3 && before; i++) {
-      const older = await this.json<{ messages: unknown[]; next_before: string | null }>(
-        'GET',
-        `/sessions/${s.id}/messages?limit=10&before=${encodeURIComponent(before)}`,
-      );
-      if (older.messages.length === 0) throw new Error('a page before next_before was empty');
-      before = older.next_before;
-      tally.add('page_back');
+    tally.add('rest_read');
+    // Scrolls back through this chat, or, while it is short, another one (reading a chat another
+    // loop is answering in is what a second device does).
+    let before: string | null = null;
+    for (const other of [s, ...this.sessions.filter((x) => x !== s)]) {
+      const path = `/sessions/${other.id}`;
+      const page = await this.request('GET', `${path}?limit=2`, { ok: [200, 404] });
+      tally.add('rest_read');
+      if (page.status === 404) continue; // deleted by a rotate meanwhile
+      before = (JSON.parse(page.body.toString()) as { next_before: string | null }).next_before;
+      if (!before) continue;
+      for (let i = 0; i < 3 && before; i++) {
+        const older = await this.request(
+          'GET',
+          `${path}/messages?limit=2&before=${encodeURIComponent(before)}`,
+          {
+            ok: [200, 404],
+          },
+        );
+        if (older.status === 404) break; // a rewind or a rotate removed the page's anchor
+        const body = JSON.parse(older.body.toString()) as { messages: unknown[]; next_before: string | null };
+        if (body.messages.length === 0) throw new Error('a page before next_before was empty');
+        before = body.next_before;
+        tally.add('page_back');
+      }
+      break;
     }
     await this.request('GET', `/search?q=${encodeURIComponent(Math.random() < 0.5 ? 'quick fox' : 'stor')}`);
     await this.request('GET', '/memory/search?q=soak');
