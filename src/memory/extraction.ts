@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { ChatMessage, LlmBackend } from '../llm/types.js';
 import type { SessionRecord, SessionStore, StoredMessage } from '../store/types.js';
 import { parseFacts } from './parse-facts.js';
-import type { MemoryFact, MemoryStore, SessionMemoryState } from './types.js';
+import type { FactInput, MemoryFact, MemoryStore, SessionMemoryState } from './types.js';
 
 export const MEMORY_HEADING = '## What I remember about the user';
 
@@ -161,12 +161,14 @@ export class MemoryExtractor {
       if (!parsed.found) throw new Error(`the model answered without JSON: ${answer.slice(0, 200)}`);
       if (parsed.dropped > 0)
         this.deps.logger.debug({ session_id: sessionId, dropped: parsed.dropped }, 'unusable facts dropped');
+      const changed: FactInput[] = [];
       for (const fact of parsed.facts) {
         const before = await this.deps.memory.getByKey(fact.category, fact.key);
-        if (before?.value === fact.value) continue;
-        await this.deps.memory.upsert({ ...fact, source_session_id: sessionId });
-        saved++;
+        if (before?.value !== fact.value) changed.push({ ...fact, source_session_id: sessionId });
       }
+      // One transaction per answer: all of its facts are saved, or none.
+      await this.deps.memory.upsertMany(changed);
+      saved += changed.length;
     }
     return saved;
   }

@@ -1,7 +1,9 @@
 /**
- * Turns any user text into a safe FTS5 query for memory facts: the words of `ftsWords` (see
- * there why only they survive), joined by OR, so a fact matching more of the words ranks higher
- * under bm25 instead of every word being required.
+ * Turns any user text into safe FTS5 queries for memory facts: the words of `ftsWords` (see
+ * there why only they survive), once all required (`all`) and once any of them (`any`).
+ * Search ranks the facts holding every word first and fills up with the others: ranking every
+ * fact that holds any one common word is what made a search of 100 000 facts take 100 ms, while
+ * the facts holding them all are few and still the best answers (docs/memory.md#full-text-search).
  */
 import { ftsTerm, ftsWords } from '../util/fts-words.js';
 
@@ -10,10 +12,18 @@ export const MAX_QUERY_TERMS = 24;
 /** Shorter terms as prefixes would match nearly everything. */
 const MIN_PREFIX_LENGTH = 4;
 
-/** The FTS5 MATCH expression for `text`, or null when it holds no searchable word. */
-export function toFtsQuery(text: string): string | null {
-  const terms = ftsWords(text, MAX_QUERY_TERMS);
-  if (terms.length === 0) return null;
+export interface FtsQueries {
+  /** Every word required. */
+  all: string;
+  /** Any word suffices; the same as `all` for one word. */
+  any: string;
+}
+
+/** The FTS5 MATCH expressions for `text`, or null when it holds no searchable word. */
+export function toFtsQueries(text: string): FtsQueries | null {
+  const words = ftsWords(text, MAX_QUERY_TERMS);
+  if (words.length === 0) return null;
   // Prefix matching lets "python" find "python3" and "deploy" find "deployment".
-  return terms.map((t) => ftsTerm(t, t.length >= MIN_PREFIX_LENGTH)).join(' OR ');
+  const terms = words.map((t) => ftsTerm(t, t.length >= MIN_PREFIX_LENGTH));
+  return { all: terms.join(' AND '), any: terms.join(' OR ') };
 }

@@ -121,6 +121,76 @@ describe('SqliteMemoryStore', () => {
     expect(await store.count()).toBe(3);
   });
 
+  it('ranks the facts holding every word first, then fills up with those holding some', async () => {
+    // A rare word in the key scores high under bm25 on its own; the facts with every word still lead.
+    await store.upsert({ category: 'misc', key: 'kayak', value: 'Owns a red kayak' });
+    const both = (await store.upsert({ category: 'travel', key: 'trip', value: 'Took the kayak to Norway' }))
+      .fact;
+    for (let i = 0; i < 20; i++)
+      await store.upsert({ category: 'travel', key: `t${i}`, value: `Norway trip ${i}` });
+    const hits = await store.search('kayak norway', 5);
+    expect(hits[0]?.fact.id).toBe(both.id);
+    expect(hits.map((h) => h.rank)).toEqual([1, 2, 3, 4, 5]);
+    // Asked for more than hold every word: the rest follow, each fact once, best bm25 first.
+    const all = await store.search('kayak norway', 50);
+    expect(all).toHaveLength(22);
+    expect(new Set(all.map((h) => h.fact.id)).size).toBe(22);
+    expect(all[0]?.fact.id).toBe(both.id);
+    const rest = all.slice(1).map((h) => h.bm25);
+    expect(rest).toEqual([...rest].sort((a, b) => a - b));
+    // A word found nowhere does not hide the facts holding the others.
+    expect((await store.search('kayak xylophone', 5)).map((h) => h.fact.key)).toContain('kayak');
+    expect(await store.search('kayak', 0)).toEqual([]);
+  });
+
+  it('saves many facts in one transaction, and nothing when one of them fails', async () => {
+    expect(await store.upsertMany([])).toEqual([]);
+    const first = await store.upsertMany([
+      { category: 'Home', key: 'City', value: 'Lyon' },
+      { category: 'home', key: 'pet', value: 'a cat' },
+      { category: 'home', key: 'city', value: 'Paris' }, // the later one wins
+    ]);
+    expect(first.map((r) => [r.fact.key, r.created])).toEqual([
+      ['city', true],
+      ['pet', true],
+      ['city', false],
+    ]);
+    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
+    const revision = await store.factsRevision();
+    // Unchanged values are not changes.
+    await store.upsertMany([{ category: 'home', key: 'pet', value: ' a   cat ' }]);
+    expect(await store.factsRevision()).toBe(revision);
+
+    // An invalid fact anywhere in the list: refused before anything is written.
+    await expect(
+      store.upsertMany([
+        { category: 'home', key: 'garden', value: 'roses' },
+        { category: '%%', key: 'k', value: 'v' },
+      ]),
+    ).rejects.toThrow(/category must contain at least one letter or digit/);
+    // A failure half-way through the writes (here a trigger, as a full disk would): all rolled back.
+    t.db.exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON memory_facts WHEN new.key = 'boom'
+               BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    await expect(
+      store.upsertMany([
+        { category: 'home', key: 'garden', value: 'roses' },
+        { category: 'home', key: 'city', value: 'Nantes' },
+        { category: 'home', key: 'boom', value: 'x' },
+        { category: 'home', key: 'car', value: 'none' },
+      ]),
+    ).rejects.toThrow(/disk full/);
+    expect(await store.count()).toBe(2);
+    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
+    expect(await store.search('roses', 5)).toEqual([]);
+    expect(await store.factsRevision()).toBe(revision);
+
+    const many = await store.upsertMany(
+      Array.from({ length: 5000 }, (_, i) => ({ category: 'bulk', key: `k${i}`, value: 'x'.repeat(5000) })),
+    );
+    expect(many.every((r) => r.created && r.fact.value.length === 2000)).toBe(true);
+    expect(await store.count()).toBe(5002);
+  });
+
   it('stores vectors per model and finds the nearest with either engine', async () => {
     const scan = new SqliteMemoryStore(t.db, { now, vectorEngine: 'scan' });
     expect(store.vectorEngine).toBe('sqlite-vec');

@@ -1,12 +1,12 @@
 /**
- * MemoryStore on SQLite (tables of migration 002). Full-text search goes through the FTS5 index
- * kept in step by triggers; vector search computes cosine distances inside SQLite with
- * sqlite-vec's `vec_distance_cosine` when the extension loads, or by scanning the Float32 blobs
- * in JavaScript otherwise (both are exact brute force: see docs/memory.md for the figures).
+ * MemoryStore on SQLite (tables of migrations 002 and 008). Full-text search goes through the
+ * FTS5 index kept in step by triggers; vector search compares binary codes held in memory and
+ * ranks the best candidates by their exact float cosine distance (vector-index.ts). See
+ * docs/memory.md for how each search works and what it costs.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
-import { toFtsQuery } from './fts-query.js';
+import { chooseEngine, exactNearest, type VectorEngine } from './exact-nearest.js';
+import { type FtsQueries, toFtsQueries } from './fts-query.js';
 import { MAX_CATEGORY_LENGTH, MAX_KEY_LENGTH, normaliseName, normaliseValue } from './normalise.js';
 import {
   type FactInput,
@@ -21,14 +21,20 @@ import {
   type MemorySummary,
   MemoryValidationError,
   type SessionMemoryState,
+  type UpsertResult,
+  type VectorEntry,
   type VectorHit,
 } from './types.js';
+import { VectorIndex } from './vector-index.js';
 
-export type VectorEngine = 'sqlite-vec' | 'scan';
+export type { VectorEngine } from './exact-nearest.js';
 
 export interface SqliteMemoryStoreOptions {
   now?: () => Date;
-  /** `auto` (default) uses sqlite-vec when it loads, else the JavaScript scan. */
+  /**
+   * Engine of `nearestExact`: `auto` (default) uses sqlite-vec when it loads, else the
+   * JavaScript scan. `nearest` needs neither.
+   */
   vectorEngine?: VectorEngine | 'auto';
 }
 
@@ -50,6 +56,8 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly byKey: Statement<[string, string], MemoryFact>;
   private readonly insertFact: Statement<[string, string, string, string | null, string, string]>;
   private readonly bumpRevision: Statement<[]>;
+  private readonly replaceValue: Statement<[string, string, string | null, number]>;
+  private readonly index: VectorIndex;
 
   constructor(
     private readonly db: Database,
@@ -66,33 +74,46 @@ export class SqliteMemoryStore implements MemoryStore {
     this.bumpRevision = db.prepare(
       'UPDATE memory_summary SET facts_revision = facts_revision + 1 WHERE id = 1',
     );
+    // A new value invalidates the vector: it described the old text.
+    this.replaceValue = db.prepare(
+      `UPDATE memory_facts SET value = ?, updated_at = ?, source_session_id = coalesce(?, source_session_id),
+         embedding = NULL, embedding_model = NULL WHERE id = ?`,
+    );
+    this.index = new VectorIndex(db);
   }
 
-  async upsert(input: FactInput): Promise<{ fact: MemoryFact; created: boolean }> {
-    const category = checkedName(input.category, 'category', MAX_CATEGORY_LENGTH);
-    const key = checkedName(input.key, 'key', MAX_KEY_LENGTH);
-    const value = checkedValue(input.value);
+  async upsert(input: FactInput): Promise<UpsertResult> {
+    return (await this.upsertMany([input]))[0]!;
+  }
+
+  async upsertMany(inputs: readonly FactInput[]): Promise<UpsertResult[]> {
+    // Every input is checked before anything is written, so a bad one leaves the memory as it was.
+    const checked = inputs.map((input) => ({
+      category: checkedName(input.category, 'category', MAX_CATEGORY_LENGTH),
+      key: checkedName(input.key, 'key', MAX_KEY_LENGTH),
+      value: checkedValue(input.value),
+      source: input.source_session_id ?? null,
+    }));
+    if (checked.length === 0) return [];
     const at = this.now().toISOString();
-    return this.db.transaction(() => {
-      const existing = this.byKey.get(category, key);
-      if (existing) {
-        if (existing.value === value) return { fact: existing, created: false };
-        // A new value invalidates the vector: it described the old text.
-        this.db
-          .prepare(
-            `UPDATE memory_facts SET value = ?, updated_at = ?, source_session_id = coalesce(?, source_session_id),
-               embedding = NULL, embedding_model = NULL WHERE id = ?`,
-          )
-          .run(value, at, input.source_session_id ?? null, existing.id);
-        this.bumpRevision.run();
-        return { fact: this.byId.get(existing.id)!, created: false };
-      }
-      const id = Number(
-        this.insertFact.run(category, key, value, input.source_session_id ?? null, at, at).lastInsertRowid,
-      );
-      this.bumpRevision.run();
-      return { fact: this.byId.get(id)!, created: true };
-    })();
+    return this.index.track((touch) => {
+      let changed = false;
+      const results = checked.map(({ category, key, value, source }): UpsertResult => {
+        const existing = this.byKey.get(category, key);
+        if (existing) {
+          if (existing.value === value) return { fact: existing, created: false };
+          this.replaceValue.run(value, at, source, existing.id);
+          touch(existing.id);
+          changed = true;
+          return { fact: this.byId.get(existing.id)!, created: false };
+        }
+        const id = Number(this.insertFact.run(category, key, value, source, at, at).lastInsertRowid);
+        changed = true;
+        return { fact: this.byId.get(id)!, created: true };
+      });
+      if (changed) this.bumpRevision.run();
+      return results;
+    });
   }
 
   async get(id: number): Promise<MemoryFact | undefined> {
@@ -135,7 +156,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async update(id: number, patch: FactPatch): Promise<MemoryFact | undefined> {
     const at = this.now().toISOString();
-    return this.db.transaction(() => {
+    return this.index.track((touch) => {
       const old = this.byId.get(id);
       if (!old) return undefined;
       const category =
@@ -153,92 +174,108 @@ export class SqliteMemoryStore implements MemoryStore {
              embedding = NULL, embedding_model = NULL WHERE id = ?`,
         )
         .run(category, key, value, at, id);
+      touch(id);
       this.bumpRevision.run();
       return this.byId.get(id);
-    })();
+    });
   }
 
   async delete(ref: FactRef): Promise<boolean> {
-    return this.db.transaction(() => {
-      const result =
+    return this.index.track((touch) => {
+      const id =
         'id' in ref
-          ? this.db.prepare('DELETE FROM memory_facts WHERE id = ?').run(ref.id)
-          : this.db
-              .prepare('DELETE FROM memory_facts WHERE category = ? AND key = ?')
-              .run(normaliseName(ref.category, MAX_CATEGORY_LENGTH), normaliseName(ref.key, MAX_KEY_LENGTH));
-      if (result.changes > 0) this.bumpRevision.run();
-      return result.changes > 0;
-    })();
+          ? ref.id
+          : this.byKey.get(
+              normaliseName(ref.category, MAX_CATEGORY_LENGTH),
+              normaliseName(ref.key, MAX_KEY_LENGTH),
+            )?.id;
+      if (id === undefined) return false;
+      const deleted = this.db.prepare('DELETE FROM memory_facts WHERE id = ?').run(id).changes > 0;
+      if (deleted) {
+        touch(id);
+        this.bumpRevision.run();
+      }
+      return deleted;
+    });
   }
 
   async search(query: string, limit: number): Promise<FtsHit[]> {
-    const match = toFtsQuery(query);
-    if (match === null || limit <= 0) return [];
+    const queries = toFtsQueries(query);
+    if (queries === null || limit <= 0) return [];
+    return this.rankedFacts(queries, Math.floor(limit)).map(({ bm25, ...fact }, i) => ({
+      fact,
+      bm25,
+      rank: i + 1,
+    }));
+  }
+
+  /**
+   * The facts holding every word, best bm25 first; when they are fewer than `limit`, the facts
+   * holding only some of the words follow, best bm25 first. Only the FTS index is read while
+   * ranking, and the facts' rows only for the hits returned.
+   */
+  private rankedFacts(queries: FtsQueries, limit: number): (MemoryFact & { bm25: number })[] {
     // Weights: a word in the key says more about the fact than one in the category or value.
-    const rows = this.db
-      .prepare<[string, number], MemoryFact & { bm25: number }>(
-        `SELECT f.id, f.category, f.key, f.value, f.source_session_id, f.created_at, f.updated_at,
-                bm25(memory_facts_fts, 1.0, 2.0, 1.0) AS bm25
-         FROM memory_facts_fts JOIN memory_facts f ON f.id = memory_facts_fts.rowid
-         WHERE memory_facts_fts MATCH ? ORDER BY bm25, f.id LIMIT ?`,
-      )
-      .all(match, Math.floor(limit));
-    return rows.map(({ bm25, ...fact }, i) => ({ fact, bm25, rank: i + 1 }));
+    const ranked = this.db.prepare<[string, number], { id: number; bm25: number }>(
+      `SELECT rowid AS id, bm25(memory_facts_fts, 1.0, 2.0, 1.0) AS bm25 FROM memory_facts_fts
+       WHERE memory_facts_fts MATCH ? ORDER BY bm25, rowid LIMIT ?`,
+    );
+    const hits = ranked.all(queries.all, limit);
+    if (hits.length < limit && queries.any !== queries.all) {
+      const seen = new Set(hits.map((h) => h.id));
+      for (const hit of ranked.all(queries.any, limit + hits.length)) {
+        if (hits.length === limit) break;
+        if (!seen.has(hit.id)) hits.push(hit);
+      }
+    }
+    const out: (MemoryFact & { bm25: number })[] = [];
+    for (const { id, bm25 } of hits) {
+      const fact = this.byId.get(id);
+      if (fact) out.push({ ...fact, bm25 });
+    }
+    return out;
   }
 
   async missingEmbeddings(model: string, limit: number): Promise<MemoryFact[]> {
+    // Three ranges of the embedding_model index, not a scan of every fact and its vector (which
+    // an OR with ORDER BY id makes): at 100 000 embedded facts each search asks this first. The
+    // store sets and clears embedding and embedding_model together: a NULL model is no vector.
     return this.db
-      .prepare<[string, number], MemoryFact>(
-        `SELECT ${FACT_COLUMNS} FROM memory_facts
-         WHERE embedding IS NULL OR embedding_model IS NOT ? ORDER BY id LIMIT ?`,
+      .prepare<{ model: string; limit: number }, MemoryFact>(
+        `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE id IN (
+           SELECT id FROM memory_facts WHERE embedding_model IS NULL
+           UNION ALL SELECT id FROM memory_facts WHERE embedding_model < @model
+           UNION ALL SELECT id FROM memory_facts WHERE embedding_model > @model)
+         ORDER BY id LIMIT @limit`,
       )
-      .all(model, Math.max(0, Math.floor(limit)));
+      .all({ model, limit: Math.max(0, Math.floor(limit)) });
   }
 
   async setEmbedding(id: number, model: string, vector: Float32Array): Promise<void> {
-    this.db
-      .prepare('UPDATE memory_facts SET embedding = ?, embedding_model = ? WHERE id = ?')
-      .run(toBlob(vector), model, id);
+    await this.setEmbeddings([{ id, model, vector }]);
+  }
+
+  async setEmbeddings(entries: readonly VectorEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const write = this.db.prepare('UPDATE memory_facts SET embedding = ?, embedding_model = ? WHERE id = ?');
+    this.index.track((touch) => {
+      for (const { id, model, vector } of entries) {
+        if (write.run(toBlob(vector), model, id).changes === 0) continue; // deleted meanwhile
+        if (vector.length > 0) this.index.storeCode(id, model, vector);
+        touch(id);
+      }
+    });
   }
 
   async nearest(vector: Float32Array, model: string, limit: number): Promise<VectorHit[]> {
     if (limit <= 0 || vector.length === 0 || !hasLength(vector)) return [];
-    const bytes = vector.length * 4;
-    if (this.vectorEngine === 'sqlite-vec') {
-      return this.db
-        .prepare<[Buffer, string, number, number], VectorHit>(
-          `SELECT id, distance FROM (
-             SELECT id, vec_distance_cosine(embedding, ?) AS distance FROM memory_facts
-             WHERE embedding_model = ? AND length(embedding) = ?)
-           WHERE distance IS NOT NULL ORDER BY distance, id LIMIT ?`,
-        )
-        .all(toBlob(vector), model, bytes, Math.floor(limit));
-    }
-    return this.scanNearest(vector, model, bytes, Math.floor(limit));
+    return this.index.nearest(vector, model, Math.floor(limit));
   }
 
-  /** Exact top-k by cosine distance over the stored blobs, without loading them all at once. */
-  private scanNearest(query: Float32Array, model: string, bytes: number, limit: number): VectorHit[] {
-    const queryNorm = Math.sqrt(dot(query, query));
-    const top: VectorHit[] = [];
-    const rows = this.db
-      .prepare<[string, number], [number, Buffer]>(
-        'SELECT id, embedding FROM memory_facts WHERE embedding_model = ? AND length(embedding) = ?',
-      )
-      .raw()
-      .iterate(model, bytes);
-    for (const [id, blob] of rows) {
-      const v = new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
-      const norm = Math.sqrt(dot(v, v));
-      if (norm === 0) continue;
-      const distance = 1 - dot(query, v) / (queryNorm * norm);
-      if (top.length === limit && distance >= top[top.length - 1]!.distance) continue;
-      let i = top.length;
-      while (i > 0 && top[i - 1]!.distance > distance) i--;
-      top.splice(i, 0, { id, distance });
-      if (top.length > limit) top.pop();
-    }
-    return top;
+  /** `nearest` by brute force over every float vector: the reference its recall is measured against. */
+  async nearestExact(vector: Float32Array, model: string, limit: number): Promise<VectorHit[]> {
+    if (limit <= 0 || vector.length === 0 || !hasLength(vector)) return [];
+    return exactNearest(this.db, this.vectorEngine, vector, model, Math.floor(limit));
   }
 
   async getSummary(): Promise<MemorySummary> {
@@ -287,19 +324,6 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 }
 
-function chooseEngine(db: Database, wanted: VectorEngine | 'auto'): VectorEngine {
-  if (wanted === 'scan') return 'scan';
-  try {
-    // Loading twice on one connection is harmless; probing tells us it really answers.
-    sqliteVec.load(db);
-    db.prepare('SELECT vec_version()').get();
-    return 'sqlite-vec';
-  } catch (err) {
-    if (wanted === 'sqlite-vec') throw err;
-    return 'scan';
-  }
-}
-
 function checkedName(raw: string, field: string, max: number): string {
   const name = normaliseName(String(raw), max);
   if (!name) throw new MemoryValidationError(`The ${field} must contain at least one letter or digit.`);
@@ -314,12 +338,6 @@ function checkedValue(raw: string): string {
 
 function toBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }
 
 function hasLength(v: Float32Array): boolean {

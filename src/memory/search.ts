@@ -162,10 +162,11 @@ export class HybridMemorySearch {
       if (facts.length === 0) return;
       const result = await backend.embed!(facts.map(factText), { model, ...(signal ? { signal } : {}) });
       if (result.model !== model) return; // the backend answers with another model: next search
-      for (const [i, fact] of facts.entries()) {
+      const entries = facts.flatMap((fact, i) => {
         const v = result.vectors[i];
-        if (v && v.length > 0) await this.deps.store.setEmbedding(fact.id, model, Float32Array.from(v));
-      }
+        return v && v.length > 0 ? [{ id: fact.id, model, vector: Float32Array.from(v) }] : [];
+      });
+      await this.deps.store.setEmbeddings(entries);
       budget -= facts.length;
       if (facts.length < EMBED_BATCH) return;
     }

@@ -21,3 +21,61 @@ export function tempStores(): TempStores {
     },
   };
 }
+
+/** Deterministic pseudo-random numbers in [0, 1), so runs compare. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/**
+ * Unit vectors shaped like sentence embeddings rather than uniform noise: every vector shares a
+ * common direction (random pairs have a cosine near 0.4, as with nomic-embed-text), belongs to
+ * one of `topics` topics and one of `subtopics` under it, and each dimension has its own spread
+ * (log-normal), as real models have a few loud dimensions. A query drawn the same way has tens of
+ * neighbours at a cosine of 0.6 to 0.8, so which ten are the nearest is a close call, and the
+ * mean direction leaves binary codes with less to tell apart than centred noise would.
+ */
+export function clusteredEmbeddings(
+  dimension: number,
+  seed: number,
+  options: { topics?: number; subtopics?: number } = {},
+): () => Float32Array {
+  const next = seededRandom(seed);
+  // Box-Muller gives two normal numbers per pair of uniforms: both are used.
+  let spare: number | null = null;
+  const normal = (): number => {
+    if (spare !== null) {
+      const v = spare;
+      spare = null;
+      return v;
+    }
+    const r = Math.sqrt(-2 * Math.log(Math.max(next(), 1e-12)));
+    const a = 2 * Math.PI * next();
+    spare = r * Math.sin(a);
+    return r * Math.cos(a);
+  };
+  const scale = Float32Array.from({ length: dimension }, () => Math.exp(normal() * 0.5));
+  const random = () => Float32Array.from({ length: dimension }, (_, i) => normal() * scale[i]!);
+  const mean = random();
+  const topics = Array.from({ length: options.topics ?? 200 }, () => ({
+    centre: random(),
+    subtopics: Array.from({ length: options.subtopics ?? 25 }, random),
+  }));
+  return () => {
+    const topic = topics[Math.floor(next() * topics.length)]!;
+    const sub = topic.subtopics[Math.floor(next() * topic.subtopics.length)]!;
+    const v = new Float32Array(dimension);
+    let norm = 0;
+    for (let i = 0; i < dimension; i++) {
+      v[i] = mean[i]! + 0.8 * topic.centre[i]! + 0.6 * sub[i]! + 0.7 * normal() * scale[i]!;
+      norm += v[i]! * v[i]!;
+    }
+    norm = Math.sqrt(norm);
+    for (let i = 0; i < dimension; i++) v[i] = v[i]! / norm;
+    return v;
+  };
+}

@@ -9,6 +9,7 @@ import { typedMessagesMigration } from './004-typed-messages.js';
 import { recallsMigration } from './005-recalls.js';
 import { sessionModelMigration } from './006-session-model.js';
 import { searchMigration } from './007-search.js';
+import { memoryVectorCodesMigration } from './008-memory-vector-codes.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -21,4 +22,5 @@ export const migrations: readonly Migration[] = [
   recallsMigration,
   sessionModelMigration,
   searchMigration,
+  memoryVectorCodesMigration,
 ];

@@ -1,0 +1,123 @@
+/**
+ * Binary codes of embedding vectors (docs/memory.md#vector-search): one sign bit per dimension,
+ * packed into 32-bit words. The Hamming distance between two codes tracks the angle between the
+ * vectors closely enough to pick a few hundred candidates out of 100 000, which are then ranked
+ * by their exact float cosine distance. A 768-dimension vector takes 96 bytes as a code instead
+ * of 3 072 as floats, so every code of a large memory fits in a few megabytes of RAM and is
+ * compared with a handful of integer operations.
+ */
+
+/** Bytes of the code of a `dimension`-long vector: whole 32-bit words, so it is read as an Int32Array. */
+export function codeBytes(dimension: number): number {
+  return Math.ceil(dimension / 32) * 4;
+}
+
+/** Bit i is set when component i is positive. */
+export function binaryCode(vector: Float32Array): Buffer {
+  const words = new Int32Array(codeBytes(vector.length) / 4);
+  for (let i = 0; i < vector.length; i++) if (vector[i]! > 0) words[i >>> 5]! |= 1 << (i & 31);
+  return Buffer.from(words.buffer);
+}
+
+/** The code's bytes as words, copied when SQLite's buffer is not 4-byte aligned. */
+export function codeWords(code: Buffer | Uint8Array): Int32Array {
+  if (code.byteOffset % 4 === 0) return new Int32Array(code.buffer, code.byteOffset, code.byteLength >>> 2);
+  return new Int32Array(Uint8Array.from(code).buffer);
+}
+
+/** A Float32 view of a vector blob, copied when SQLite's buffer is not 4-byte aligned. */
+export function asFloats(blob: Buffer): Float32Array {
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength >>> 2);
+  return new Float32Array(Uint8Array.from(blob).buffer);
+}
+
+function popcount(x: number): number {
+  let v = x - ((x >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+
+/**
+ * The codes of one (model, dimension), packed in one array. Removing a fact moves the last code
+ * into its slot, so the array stays dense and a search never skips holes.
+ */
+export class CodeSet {
+  readonly words: number;
+  private ids: Int32Array;
+  private codes: Int32Array;
+  private size = 0;
+  private readonly slotOf = new Map<number, number>();
+  private distances = new Uint16Array(0);
+
+  constructor(dimension: number, capacity = 64) {
+    this.words = codeBytes(dimension) / 4;
+    this.ids = new Int32Array(Math.max(1, capacity));
+    this.codes = new Int32Array(Math.max(1, capacity) * this.words);
+  }
+
+  get count(): number {
+    return this.size;
+  }
+
+  put(id: number, code: Int32Array): void {
+    let slot = this.slotOf.get(id);
+    if (slot === undefined) {
+      if (this.size === this.ids.length) this.grow();
+      slot = this.size++;
+      this.slotOf.set(id, slot);
+      this.ids[slot] = id;
+    }
+    this.codes.set(code.subarray(0, this.words), slot * this.words);
+  }
+
+  remove(id: number): void {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return;
+    this.slotOf.delete(id);
+    const last = --this.size;
+    if (slot !== last) {
+      const moved = this.ids[last]!;
+      this.ids[slot] = moved;
+      this.codes.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
+      this.slotOf.set(moved, slot);
+    }
+  }
+
+  /** Every id in the set. */
+  all(): number[] {
+    return Array.from(this.ids.subarray(0, this.size));
+  }
+
+  /**
+   * The ids of at least `count` codes nearest to `query` by Hamming distance (all of them when
+   * the set is smaller): every code is scored, then a histogram of the distances gives the
+   * cut-off, so there is no sort of 100 000 entries. Ties at the cut-off are all kept.
+   */
+  closest(query: Int32Array, count: number): number[] {
+    if (this.size <= count) return this.all();
+    const { words, codes, size } = this;
+    if (this.distances.length < size) this.distances = new Uint16Array(this.ids.length);
+    const distances = this.distances;
+    const histogram = new Int32Array(words * 32 + 1);
+    for (let i = 0, o = 0; i < size; i++, o += words) {
+      let d = 0;
+      for (let j = 0; j < words; j++) d += popcount(codes[o + j]! ^ query[j]!);
+      distances[i] = d;
+      histogram[d]!++;
+    }
+    let cut = 0;
+    for (let seen = histogram[0]!; seen < count; seen += histogram[++cut]!);
+    const out: number[] = [];
+    for (let i = 0; i < size; i++) if (distances[i]! <= cut) out.push(this.ids[i]!);
+    return out;
+  }
+
+  private grow(): void {
+    const ids = new Int32Array(this.ids.length * 2);
+    ids.set(this.ids);
+    const codes = new Int32Array(ids.length * this.words);
+    codes.set(this.codes);
+    this.ids = ids;
+    this.codes = codes;
+  }
+}
