@@ -81,22 +81,34 @@ function message(m: SessionMessage): string {
 }
 
 /**
- * The Markdown document of `session` with its display buffer `messages`. `profileName` is the
- * profile's display name (or its id when it is gone).
+ * The start of the document: title, profile, dates and the rule under them. `profileName` is
+ * the profile's display name (or its id when it is gone).
  */
+export function markdownHeader(session: SessionSummary, profileName: string, exportedAt: Date): string {
+  const title = session.title.trim() || 'Untitled conversation';
+  const header = [
+    `# ${title}`,
+    `*Profile ${profileName} · started ${when(session.created_at)} · exported from Navi ${when(exportedAt.toISOString())}*`,
+  ];
+  return `${header.join('\n\n')}\n\n---`;
+}
+
+/** `messages` as they follow the header or earlier messages, so a long session goes out in pieces. */
+export function markdownMessages(messages: readonly SessionMessage[]): string {
+  return messages.map((m) => `\n\n${message(m)}`).join('');
+}
+
+/** The document ends with one newline after the last piece. */
+export const MARKDOWN_END = '\n';
+
+/** The Markdown document of `session` with its display buffer `messages`, whole. */
 export function sessionMarkdown(
   session: SessionSummary,
   messages: SessionMessage[],
   profileName: string,
   exportedAt: Date,
 ): string {
-  const title = session.title.trim() || 'Untitled conversation';
-  const header = [
-    `# ${title}`,
-    `*Profile ${profileName} · started ${when(session.created_at)} · exported from Navi ${when(exportedAt.toISOString())}*`,
-  ];
-  const body = messages.map(message);
-  return `${[...header, '---', ...body].join('\n\n')}\n`;
+  return `${markdownHeader(session, profileName, exportedAt)}${markdownMessages(messages)}${MARKDOWN_END}`;
 }
 
 /**

@@ -4,14 +4,16 @@
  * makes a new session from a JSON export.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SessionExport, SessionImportResult } from '../../protocol/rest.js';
 import { sessionFileUrl } from '../../tools/session-file-writer.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { displayPages, exportJson, exportMarkdown } from '../session-export.js';
 import { parseExport, planImport } from '../session-import.js';
 import { requireSession } from '../session-lookup.js';
-import { exportFileName, sessionMarkdown } from '../session-markdown.js';
+import { exportFileName } from '../session-markdown.js';
 
 const FORMATS = ['json', 'markdown'] as const;
 type Format = (typeof FORMATS)[number];
@@ -45,7 +47,9 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
         throw new ApiError('BAD_REQUEST', 'format must be json or markdown');
       }
       const session = await requireSession(services.sessions, request.params.id);
-      const messages = await services.sessions.getMessages(session.id);
+      // Everything is read before the first byte goes out, so a failing read is still an error
+      // answer; only the encoding is streamed (docs/performance.md#long-sessions).
+      const pages = await displayPages(services.sessions, session.id);
       const now = new Date();
       reply.header('cache-control', 'private, no-store');
       reply.header('x-content-type-options', 'nosniff');
@@ -53,9 +57,9 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
         const profileName = services.profiles.get(session.profile_id)?.name ?? session.profile_id;
         reply.header('content-type', 'text/markdown; charset=utf-8');
         reply.header('content-disposition', attachment(exportFileName(session.title, 'md')));
-        return sessionMarkdown(session, messages, profileName, now);
+        return reply.send(Readable.from(exportMarkdown(session, pages, profileName, now)));
       }
-      const body: SessionExport = {
+      const head: Omit<SessionExport, 'messages' | 'context'> = {
         navi_export: 1,
         exported_at: now.toISOString(),
         session: {
@@ -64,12 +68,11 @@ export const sessionTransferRoutes: FastifyPluginAsync<ServerContext> = async (a
           created_at: session.created_at,
           pinned: session.pinned,
         },
-        messages,
-        context: await services.sessions.getContext(session.id),
       };
+      const context = await services.sessions.getContext(session.id);
       reply.header('content-type', 'application/json; charset=utf-8');
       reply.header('content-disposition', attachment(exportFileName(session.title, 'json')));
-      return JSON.stringify(body);
+      return reply.send(Readable.from(exportJson(head, pages, context)));
     },
   );
 
