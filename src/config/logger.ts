@@ -4,7 +4,9 @@
  * `SecretMasker`, every line is masked as it is written, whoever logged it (a user tool's
  * `ctx.log` included), and secrets registered later are masked from then on.
  */
+import { createRequire } from 'node:module';
 import { type Logger, pino } from 'pino';
+import type { PrettyOptions } from 'pino-pretty';
 import type { SecretMasker } from '../util/secret-masker.js';
 import type { Settings } from './settings.js';
 
@@ -24,10 +26,13 @@ export function createLogger(
     settings.LOG_FORMAT === 'pretty' || (settings.LOG_FORMAT === 'auto' && process.stdout.isTTY === true);
   if (destination) return pino(options, destination as pino.DestinationStream);
   if (pretty) {
-    return pino({
-      ...options,
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss' } },
-    });
+    // In this thread, not as a pino transport: a transport is a worker thread of its own (a V8
+    // isolate, 10–20 MB resident) for a terminal's few lines a second. Loaded only here, since
+    // a service (JSON lines) never needs it.
+    const prettyStream = createRequire(import.meta.url)('pino-pretty') as (
+      options: PrettyOptions,
+    ) => pino.DestinationStream;
+    return pino(options, prettyStream({ colorize: true, translateTime: 'HH:MM:ss', sync: true }));
   }
   return pino(options);
 }

@@ -2,7 +2,7 @@
  * One IMAP connection per call: opened, logged in, used and closed again, so nothing stays
  * connected between calls and a stop or a dead server ends the call instead of hanging it.
  */
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { type GmailConfig, GmailError } from './config.js';
 import { explainFailure } from './failures.js';
 
@@ -20,6 +20,9 @@ export async function withImap<T>(
   work: (client: ImapFlow) => Promise<T>,
 ): Promise<T> {
   if (signal.aborted) throw stopped();
+  // Loaded on first use: the mail libraries cost about 30 MB resident, and Navi imports every
+  // tool at start only to list it.
+  const { ImapFlow } = await import('imapflow');
   const client = new ImapFlow({
     host: config.imap.host,
     port: config.imap.port,

@@ -6,7 +6,6 @@
  */
 import type { Readable } from 'node:stream';
 import type { AddressObject, AttachmentStream, EmailAddress, Headers, MessageText } from 'mailparser';
-import { MailParser } from 'mailparser';
 import { type GmailConfig, GmailError } from './config.js';
 import { addresses, byteSize, oneLine, shortDate, untrustedMail } from './format.js';
 import { findUid, openMailbox, withImap } from './imap.js';
@@ -91,7 +90,10 @@ function addressText(value: unknown): string {
 }
 
 /** Streams the raw message through MailParser; attachment bytes are counted and dropped. */
-function parse(source: Readable): Promise<Parsed> {
+async function parse(source: Readable): Promise<Parsed> {
+  // Loaded on first use: the mail libraries cost about 30 MB resident, and Navi imports every
+  // tool at start only to list it.
+  const { MailParser } = await import('mailparser');
   return new Promise((resolve, reject) => {
     const parser = new MailParser({
       skipImageLinks: true,

@@ -1,6 +1,5 @@
 /** `search`: the newest messages of a mailbox that match a query, with a short snippet each. */
 import type { FetchMessageObject } from 'imapflow';
-import { simpleParser } from 'mailparser';
 import { type GmailConfig, GmailError } from './config.js';
 import { addresses, oneLine, shortDate, untrustedMail } from './format.js';
 import { openMailbox, withImap } from './imap.js';
@@ -92,6 +91,9 @@ async function row(msg: FetchMessageObject): Promise<string> {
 async function snippetOf(source: Buffer | undefined): Promise<string> {
   if (!source) return '';
   try {
+    // Loaded on first use: the mail libraries cost about 30 MB resident, and Navi imports every
+    // tool at start only to list it.
+    const { simpleParser } = await import('mailparser');
     const parsed = await simpleParser(source, {
       skipImageLinks: true,
       skipTextToHtml: true,

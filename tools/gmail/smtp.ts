@@ -1,5 +1,4 @@
 /** Sending one message over SMTP with the app password; a new connection per message. */
-import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { type GmailConfig, GmailError } from './config.js';
@@ -17,6 +16,9 @@ export async function sendMessage(
   message: Mail.Options,
 ): Promise<SMTPTransport.SentMessageInfo> {
   if (signal.aborted) throw new GmailError('Stopped before anything was sent.');
+  // Loaded on first use: the mail libraries cost about 30 MB resident, and Navi imports every
+  // tool at start only to list it.
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     host: config.smtp.host,
     port: config.smtp.port,

@@ -5,8 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-// ssh2 is CommonJS and Node's ESM loader sees no named exports in it: go through the default.
-import ssh2, { type Client, type ConnectConfig } from 'ssh2';
+import type { Client, ConnectConfig } from 'ssh2';
 import type { SshHostConfig } from './hosts-file.js';
 
 export class SshConnectError extends Error {
@@ -191,6 +190,9 @@ export class SshPool {
     signal: AbortSignal,
   ): Promise<Entry> {
     const config = await this.connectConfig(host);
+    // Loaded on the first connection (a few MB with its crypto), not by every Navi at start.
+    // ssh2 is CommonJS and Node's ESM loader sees no named exports in it: go through the default.
+    const { default: ssh2 } = await import('ssh2');
     const client = new ssh2.Client();
     const target = `${host.user}@${host.host}:${host.port}`;
     await new Promise<void>((done, reject) => {

@@ -4,7 +4,6 @@
  * returns it as base64 in `metadata` (`is_image`), which the agent injects into the context.
  */
 import { constants } from 'node:fs';
-import sharp from 'sharp';
 import { z } from 'zod';
 import type { Settings } from '../../config/settings.js';
 import { type PathGuard, PathRefusedError } from '../../machine/fs/path-guard.js';
@@ -96,6 +95,8 @@ export function createImageViewTool(deps: ImageViewToolDeps): TypedTool<typeof p
         return fail(`Could not load ${source}: ${e.message}`);
       }
       try {
+        // sharp maps libvips (about 15 MB resident) as it loads: only once an image is viewed.
+        const { default: sharp } = await import('sharp');
         const image = sharp(loaded.data, { limitInputPixels: maxInputPixels, failOn: 'error' });
         const meta = await image.metadata();
         const { data, info } = await image
