@@ -44,6 +44,10 @@ export function websocketPluginOptions(maxPayloadBytes: number): WebsocketPlugin
   const options: ServerOptions & { closeTimeout: number } = {
     maxPayload: maxPayloadBytes,
     closeTimeout: CLOSE_TIMEOUT_MS,
+    // Off (the `ws` default, said here so it stays so): deflate keeps zlib contexts of about
+    // 64-300 KB per socket, 1 000 idle sockets would hold 100+ MB, and Navi's frames go over
+    // loopback or a LAN where the bytes saved cost more CPU than they are worth.
+    perMessageDeflate: false,
     // The plugin's declarations want the class together with the module's statics (Server…);
     // `ws` only makes instances of it.
     WebSocket: SizeExplainingSocket as unknown as ServerOptions['WebSocket'],
