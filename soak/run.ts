@@ -15,9 +15,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { webBuildStatus } from '../src/cli/web-build.js';
 import type { ServerMetrics } from '../src/protocol/rest.js';
 import { closedPortUrl, startFakeLlm } from '../test/fake-llm/index.js';
-import { tempDir } from '../test/support/navi.js';
+import { repoRoot, tempDir } from '../test/support/navi.js';
 import { naviProcessEnv, spawnNavi } from '../test/support/navi-process.js';
 import { soakReply } from './fake-model.js';
 import { formatSample, formatSummary, type IdlePoint, type Sample, sampleOf, summarize } from './report.js';
@@ -88,8 +89,25 @@ function sandboxWorks(): boolean {
   );
 }
 
+/**
+ * `navi serve` builds a missing or stale web client in its own process before it listens, and
+ * the build's modules stay in its heap for good; built here first, in a process of its own, the
+ * soak measures the server as a deployment with a built client runs it.
+ */
+async function buildWebClient(): Promise<void> {
+  const status = await webBuildStatus(repoRoot);
+  if (!status.stale) return;
+  console.log(`soak: building the web client first (${status.reason})`);
+  const built = spawnSync('npm', ['run', 'build:web'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (built.status !== 0) throw new Error('npm run build:web failed; run it to see why');
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  await buildWebClient();
   const tally = new Tally();
   const dir = tempDir('navi-soak-');
   const profiles = join(dir, 'profiles');
@@ -166,7 +184,7 @@ async function main(): Promise<number> {
   const idle = async (): Promise<IdlePoint> => {
     await traffic.pause();
     for (let i = 0; i < 60 && (await metrics()).active_runs > 0; i++) await sleep(1000);
-    await sleep(6000); // keep-alive connections (Node's fetch keeps one 4 s) close
+    await sleep(5000); // keep-alive connections (Node's fetch keeps one 4 s) close
     const m = await metrics();
     return {
       minute: minute(),
@@ -183,13 +201,15 @@ async function main(): Promise<number> {
   let heapLow = Number.POSITIVE_INFINITY;
   let nextSample = started + options.sampleSeconds * 1000;
   let counted = tally.snapshot();
-  const end = started + options.seconds * 1000;
+  let end = started + options.seconds * 1000;
   try {
     while (Date.now() < end && child.exitCode === null) {
       await sleep(Math.max(0, Math.min(READ_EVERY_MS, nextSample - Date.now(), end - Date.now())));
       fake.requests.splice(0); // the fake records every request; an hour of them is the driver's leak
       if (!warm && Date.now() - started >= options.warmupSeconds * 1000) {
+        const pausedAt = Date.now();
         warm = await idle();
+        end += Date.now() - pausedAt; // the run is so long of traffic; the pause does not count
         console.log(`soak: idle after warm-up: heap ${warm.heapMb.toFixed(1)} MB, fds ${warm.fds}`);
         await traffic.resume();
         heapLow = Number.POSITIVE_INFINITY;

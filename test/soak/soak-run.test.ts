@@ -1,0 +1,67 @@
+/**
+ * `npm run soak` for a few seconds, as a real subprocess against a real `navi serve`: every kind
+ * of traffic ran, samples were printed, nothing unexpected happened. The hour-long run is the
+ * real measure; this keeps the driver from rotting between runs of it.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Summary } from '../../soak/report.js';
+import { TRAFFIC_KINDS } from '../../soak/tally.js';
+import { repoRoot, tempDir } from '../support/navi.js';
+
+function soak(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'soak/run.ts'), ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('npm run soak', () => {
+  it('runs every kind of traffic, samples the server and finds no error in a short run', async () => {
+    const json = join(tempDir('navi-soak-test-'), 'summary.json');
+    const { code, out } = await soak(['--seconds', '12', '--sample-seconds', '3', '--json', json]);
+    expect(out, out).toContain('soak: PASS');
+    expect(code, out).toBe(0);
+    const summary = JSON.parse(readFileSync(json, 'utf8')) as Summary & { shell: boolean };
+    expect(summary.errors, summary.problems.join('\n')).toBe(0);
+    const missing = TRAFFIC_KINDS.filter((k) => summary.counts[k] === 0);
+    expect(missing, `kinds of traffic that never ran:\n${out}`).toEqual([]);
+    expect(summary.samples.length).toBeGreaterThanOrEqual(2);
+    for (const s of summary.samples) {
+      expect(s.heapMb).toBeGreaterThan(0);
+      expect(s.heapLowMb).toBeLessThanOrEqual(s.heapMb);
+      expect(s.fds).toBeGreaterThan(0);
+    }
+    expect(out).toMatch(/^\s+\d+:\d\d {2}heap [\d.]+ MB \(low [\d.]+\) {2}rss [\d.]+ MB {2}fds \d+/m);
+    expect(out).toContain('heap growth after warm-up');
+    // Every tool turn ran each of its calls: write, read, save, search, and echo when sandboxed.
+    expect(summary.counts.tool_calls).toBe(summary.counts.turn_tools * (summary.shell ? 5 : 4));
+  }, 120_000);
+
+  it.each([
+    [['--minutes', 'soon'], '--minutes must be a number of at least 0.1, not "soon"'],
+    [['--seconds', '-3'], '--seconds must be a number of at least 5, not "-3"'],
+    [['--users', '8', '--sessions', '2'], '--sessions must be at least --users'],
+    [['--colour', 'blue'], 'unknown option(s): --colour'],
+    [['--json'], '--json needs a value'],
+    [['fast'], 'unexpected argument "fast"'],
+  ])('refuses %j before starting anything, saying what to pass', async (args, message) => {
+    const { code, out } = await soak(args);
+    expect(code).toBe(2);
+    expect(out).toContain(message);
+    expect(out).toContain('usage: npm run soak --');
+  });
+});
