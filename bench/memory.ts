@@ -1,8 +1,10 @@
 /**
- * Memory and compression figures for `npm run bench`: search latency at 1 000, 10 000 and
- * 100 000 facts (full-text, vectors through sqlite-vec and through the JavaScript scan, and the
- * whole hybrid search with the query embedded by the fake LLM server), and the time to compress a
- * 1 000-message context. Run alone with `node --import tsx bench/memory.ts`.
+ * Memory and compression figures for `npm run bench`: at 1 000, 10 000 and 100 000 facts, the time
+ * to load them (text and vectors, each in one transaction), full-text search, vector search
+ * (binary codes then exact re-ranking) with its recall@10 against the exact brute force, and the
+ * whole hybrid search with the query embedded by the fake LLM server; then the time to compress a
+ * 1 000-message context. Flags: `--sizes 1000,10000`, `--dimension 384`, `--queries 20`.
+ * Run alone with `node --import tsx bench/memory.ts [sizes]`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,39 +15,26 @@ import { compressContext, formatForSummary, partitionTurns } from '../src/agent/
 import { OllamaBackend } from '../src/llm/ollama.js';
 import { SqliteMemoryStore } from '../src/memory/memory-store.js';
 import { HybridMemorySearch } from '../src/memory/search.js';
+import { clusteredEmbeddings, seededRandom } from '../src/memory/test-support.js';
 import { createSqliteStores } from '../src/store/sqlite/index.js';
 import type { StoredMessage } from '../src/store/types.js';
 import { startFakeLlm } from '../test/fake-llm/index.js';
-import type { BenchRow } from './types.js';
+import type { BenchOptions, BenchRow } from './types.js';
 
-const DIMENSION = 384; // the size of small sentence-embedding models
-const QUERIES = 40;
+/** nomic-embed-text's size, the embedding model most often pulled with Ollama. */
+const DIMENSION = 768;
+const QUERIES = 20;
+const LOAD_BATCH = 5000;
 const WORDS = (
   'server backup python rust editor neovim proxmox debian fedora laptop coffee tea garden cat dog music ' +
   'piano guitar running cycling project deadline invoice family birthday travel paris tokyo kitchen recipe ' +
   'docker kubernetes router wifi printer camera photo budget bank doctor dentist school language german'
 ).split(' ');
 
-/** Deterministic pseudo-random numbers, so runs compare. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-function unitVector(next: () => number): Float32Array {
-  const v = new Float32Array(DIMENSION);
-  let norm = 0;
-  for (let i = 0; i < DIMENSION; i++) {
-    v[i] = next() * 2 - 1;
-    norm += v[i]! * v[i]!;
-  }
-  norm = Math.sqrt(norm);
-  for (let i = 0; i < DIMENSION; i++) v[i] = v[i]! / norm;
-  return v;
-}
+const FTS_GOAL = { value: 5, direction: 'max' } as const;
+const VECTOR_GOAL = { value: 25, direction: 'max' } as const;
+const RECALL_GOAL = { value: 0.95, direction: 'min' } as const;
+const HYBRID_GOAL = { value: 40, direction: 'max' } as const;
 
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -65,10 +54,28 @@ async function timed(
   return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
 }
 
-/** Search latency (ms) at 1 000, 10 000 and 100 000 facts with synthetic text and vectors. */
-export async function benchMemorySearch(sizes: number[] = [1_000, 10_000, 100_000]): Promise<BenchRow[]> {
+function numberFlag(options: BenchOptions, name: string, fallback: number): number {
+  const raw = options.flags[name];
+  const n = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : fallback;
+}
+
+/**
+ * Memory search figures at each size: synthetic facts (five words of a 45-word vocabulary, so a
+ * query word is in one fact of eight: a hard case for full text) with clustered embeddings
+ * (`clusteredEmbeddings`, not uniform noise).
+ */
+export async function benchMemorySearch(options: BenchOptions = { flags: {} }): Promise<BenchRow[]> {
+  const sizes = (options.flags.sizes ?? '1000,10000,100000')
+    .split(',')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+  if (sizes.length === 0)
+    throw new Error(`--sizes takes fact counts such as 1000,10000, not "${options.flags.sizes}"`);
+  const dimension = numberFlag(options, 'dimension', DIMENSION);
+  const queries = numberFlag(options, 'queries', QUERIES);
   const rows: BenchRow[] = [];
-  const fake = await startFakeLlm({ embeddingDimension: DIMENSION });
+  const fake = await startFakeLlm({ embeddingDimension: dimension });
   const backend = new OllamaBackend({
     baseUrl: fake.ollamaUrl,
     model: 'test-model',
@@ -82,57 +89,80 @@ export async function benchMemorySearch(sizes: number[] = [1_000, 10_000, 100_00
       const dir = mkdtempSync(join(tmpdir(), 'navi-bench-memory-'));
       const stores = createSqliteStores(join(dir, 'navi.db'));
       try {
-        const next = rng(size);
+        const next = seededRandom(size);
         const word = () => WORDS[Math.floor(next() * WORDS.length)]!;
-        const insert = stores.db.prepare(
-          `INSERT INTO memory_facts (category, key, value, created_at, updated_at, embedding, embedding_model)
-           VALUES (?, ?, ?, ?, ?, ?, 'test-model')`,
-        );
-        const at = new Date().toISOString();
-        const load = performance.now();
-        stores.db.transaction(() => {
-          for (let i = 0; i < size; i++) {
-            const v = unitVector(next);
-            const text = `${word()} ${word()} ${word()} ${word()} ${word()} number ${i}`;
-            insert.run(word(), `fact_${i}`, text, at, at, Buffer.from(v.buffer));
-          }
-        })();
-        rows.push({ name: `memory: load ${size} facts`, value: performance.now() - load, unit: 'ms' });
-        const queries = Array.from({ length: QUERIES }, () => `${word()} ${word()} ${word()}`);
-        const vectors = queries.map(() => unitVector(next));
-        const vec = new SqliteMemoryStore(stores.db, { vectorEngine: 'sqlite-vec' });
-        const scan = new SqliteMemoryStore(stores.db, { vectorEngine: 'scan' });
+        const embedding = clusteredEmbeddings(dimension, size);
+        const store = new SqliteMemoryStore(stores.db, { vectorEngine: 'sqlite-vec' });
+        // Each batch's vectors are made before the clock starts: an embedding model would make them.
+        let loadMs = 0;
+        for (let first = 0; first < size; first += LOAD_BATCH) {
+          const batch = Array.from({ length: Math.min(LOAD_BATCH, size - first) }, (_, j) => ({
+            fact: {
+              category: word(),
+              key: `fact_${first + j}`,
+              value: `${word()} ${word()} ${word()} ${word()} ${word()} number ${first + j}`,
+            },
+            vector: embedding(),
+          }));
+          const start = performance.now();
+          const saved = await store.upsertMany(batch.map((b) => b.fact));
+          await store.setEmbeddings(
+            saved.map((r, j) => ({ id: r.fact.id, model: 'test-model', vector: batch[j]!.vector })),
+          );
+          loadMs += performance.now() - start;
+        }
+        rows.push({
+          name: `memory: load ${size} facts (text + vectors)`,
+          value: loadMs,
+          unit: 'ms',
+          note: `upsertMany + setEmbeddings, ${LOAD_BATCH} facts per transaction`,
+        });
+
+        const words = Array.from({ length: queries }, () => `${word()} ${word()} ${word()}`);
+        const vectors = Array.from({ length: queries }, () => embedding());
+        const start = performance.now();
+        await store.nearest(vectors[0]!, 'test-model', 10);
+        rows.push({
+          name: `memory: first vector search @ ${size} (reads the codes)`,
+          value: performance.now() - start,
+          unit: 'ms',
+        });
+
+        const fts = await timed(queries, (i) => store.search(words[i]!, 40));
+        rows.push(p50Row(`memory search full-text @ ${size}`, fts, FTS_GOAL));
+        const vec = await timed(queries, (i) => store.nearest(vectors[i]!, 'test-model', 10));
+        rows.push(p50Row(`memory search vectors @ ${size}`, vec, VECTOR_GOAL));
+        const exact: number[][] = [];
+        const brute = await timed(queries, async (i) => {
+          exact[i] = (await store.nearestExact(vectors[i]!, 'test-model', 10)).map((h) => h.id);
+        });
+        rows.push(p50Row(`memory search vectors, exact brute force @ ${size}`, brute));
+        let found = 0;
+        for (const [i, vector] of vectors.entries()) {
+          const ids = (await store.nearest(vector, 'test-model', 10)).map((h) => h.id);
+          found += ids.filter((id) => exact[i]!.includes(id)).length;
+        }
+        rows.push({
+          name: `memory search vectors recall@10 @ ${size}`,
+          value: found / (queries * 10),
+          unit: 'ratio',
+          note: `${queries} queries against the exact float result, ${dimension} dimensions, clustered`,
+          goal: RECALL_GOAL,
+        });
+
+        const embed = await timed(queries, (i) => backend.embed!([words[i]!], { model: 'test-model' }));
+        rows.push(p50Row(`memory: embed call to the fake LLM @ ${size}`, embed));
         const warnings: string[] = [];
         const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
         // retryAfterMs 0: a stale keep-alive connection failing once must not turn the rest into FTS-only runs.
-        const hybrid = new HybridMemorySearch({ store: vec, backend, logger, retryAfterMs: 0 });
+        const hybrid = new HybridMemorySearch({ store, backend, logger, retryAfterMs: 0 });
         let hybridRuns = 0;
-        const cases: [string, (i: number) => Promise<unknown>][] = [
-          ['full-text', (i) => vec.search(queries[i]!, 40)],
-          ['vectors (sqlite-vec)', (i) => vec.nearest(vectors[i]!, 'test-model', 40)],
-          ['vectors (JS scan)', (i) => scan.nearest(vectors[i]!, 'test-model', 40)],
-          [
-            'hybrid incl. embed call',
-            async (i) => {
-              if ((await hybrid.search(queries[i]!, { limit: 10 })).mode === 'hybrid') hybridRuns++;
-            },
-          ],
-        ];
-        for (const [label, fn] of cases) {
-          // Fewer samples at 100 000 facts keep `npm run bench` near a minute on a small machine.
-          const runs = size >= 100_000 ? 10 : QUERIES;
-          const { p50, p95 } = await timed(runs, fn);
-          const fellBack =
-            label.startsWith('hybrid') && hybridRuns < runs
-              ? `; only ${hybridRuns}/${runs} used vectors: ${warnings[0] ?? ''}`
-              : '';
-          rows.push({
-            name: `memory search ${label} @ ${size}`,
-            value: p50,
-            unit: 'ms p50',
-            note: `p95 ${p95.toFixed(2)} ms${fellBack}`,
-          });
-        }
+        const whole = await timed(queries, async (i) => {
+          if ((await hybrid.search(words[i]!, { limit: 10 })).mode === 'hybrid') hybridRuns++;
+        });
+        const fellBack =
+          hybridRuns < queries ? `; only ${hybridRuns}/${queries} used vectors: ${warnings[0] ?? ''}` : '';
+        rows.push(p50Row(`memory search hybrid incl. embed call @ ${size}`, whole, HYBRID_GOAL, fellBack));
       } finally {
         stores.close();
         rmSync(dir, { recursive: true, force: true });
@@ -142,6 +172,21 @@ export async function benchMemorySearch(sizes: number[] = [1_000, 10_000, 100_00
     await fake.close();
   }
   return rows;
+}
+
+function p50Row(
+  name: string,
+  { p50, p95 }: { p50: number; p95: number },
+  goal?: BenchRow['goal'],
+  extra = '',
+): BenchRow {
+  return {
+    name,
+    value: p50,
+    unit: 'ms p50',
+    note: `p95 ${p95.toFixed(2)} ms${extra}`,
+    ...(goal ? { goal } : {}),
+  };
 }
 
 function longContext(messages: number): StoredMessage[] {
@@ -236,8 +281,8 @@ export async function benchCompression(messages = 1_000): Promise<BenchRow[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const sizes = process.argv[2] ? process.argv[2].split(',').map(Number) : undefined;
-  const rows = [...(await benchMemorySearch(sizes)), ...(await benchCompression())];
+  const flags: Record<string, string> = process.argv[2] ? { sizes: process.argv[2] } : {};
+  const rows = [...(await benchMemorySearch({ flags })), ...(await benchCompression())];
   for (const r of rows)
     console.log(
       `${r.name.padEnd(60)} ${r.value.toFixed(2).padStart(10)} ${r.unit}${r.note ? `  (${r.note})` : ''}`,

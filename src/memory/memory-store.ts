@@ -79,7 +79,7 @@ export class SqliteMemoryStore implements MemoryStore {
       `UPDATE memory_facts SET value = ?, updated_at = ?, source_session_id = coalesce(?, source_session_id),
          embedding = NULL, embedding_model = NULL WHERE id = ?`,
     );
-    this.index = new VectorIndex(db);
+    this.index = new VectorIndex(db, this.vectorEngine);
   }
 
   async upsert(input: FactInput): Promise<UpsertResult> {

@@ -89,9 +89,9 @@ export class CodeSet {
   }
 
   /**
-   * The ids of at least `count` codes nearest to `query` by Hamming distance (all of them when
-   * the set is smaller): every code is scored, then a histogram of the distances gives the
-   * cut-off, so there is no sort of 100 000 entries. Ties at the cut-off are all kept.
+   * The ids of the `count` codes nearest to `query` by Hamming distance (all of them when the
+   * set is smaller): every code is scored, then a histogram of the distances gives the cut-off,
+   * so there is no sort of 100 000 entries.
    */
   closest(query: Int32Array, count: number): number[] {
     if (this.size <= count) return this.all();
@@ -106,9 +106,16 @@ export class CodeSet {
       histogram[d]!++;
     }
     let cut = 0;
-    for (let seen = histogram[0]!; seen < count; seen += histogram[++cut]!);
+    let closer = 0;
+    while (closer + histogram[cut]! < count) closer += histogram[cut++]!;
+    // Codes at the cut-off distance fill the remaining places in slot order: a query whose code
+    // says little (a sparse vector) would otherwise tie with thousands of them.
+    let atCut = count - closer;
     const out: number[] = [];
-    for (let i = 0; i < size; i++) if (distances[i]! <= cut) out.push(this.ids[i]!);
+    for (let i = 0; i < size; i++) {
+      const d = distances[i]!;
+      if (d < cut || (d === cut && atCut-- > 0)) out.push(this.ids[i]!);
+    }
     return out;
   }
 

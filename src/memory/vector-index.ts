@@ -1,16 +1,17 @@
 /**
  * Approximate nearest-neighbour search over the facts' vectors (docs/memory.md#vector-search):
  * the binary codes of `memory_fact_codes` (migration 008), held in memory per (model,
- * dimension), pick the candidates nearest by Hamming distance; their float vectors are then read
- * and ranked by exact cosine distance. With at least RERANK_FACTOR × limit candidates the result
- * matches the exact one for all but a few queries in a hundred (the `memory` bench measures the
- * recall); with no more codes than candidates it is the exact result.
+ * dimension), pick the max(RERANK_FACTOR × limit, MIN_CANDIDATES) candidates nearest by Hamming
+ * distance; only their float vectors are read and ranked by exact cosine distance (inside SQLite
+ * with sqlite-vec, else in JavaScript). Up to EXACT_UP_TO vectors all are ranked, so a small
+ * memory gets the exact result; the `memory` bench measures the recall of a large one.
  *
  * The codes in memory follow the table through `memory_codes_revision`, which triggers bump on
  * every change: writes made through `track` patch the affected facts in place, and any other
  * change (another connection, another store on this one) makes the next search reload them.
  */
 import type { Database, Statement } from 'better-sqlite3';
+import type { VectorEngine } from './exact-nearest.js';
 import type { VectorHit } from './types.js';
 import { asFloats, binaryCode, CodeSet, codeWords } from './vector-codes.js';
 
@@ -18,6 +19,11 @@ import { asFloats, binaryCode, CodeSet, codeWords } from './vector-codes.js';
 export const RERANK_FACTOR = 10;
 /** Fewest candidates, so small limits still reach a good recall. */
 export const MIN_CANDIDATES = 200;
+/**
+ * Up to this many vectors every one is ranked exactly (a few milliseconds): in a small memory
+ * the nearest facts are often hardly nearer than the rest, where sign bits tell them apart worst.
+ */
+export const EXACT_UP_TO = 2000;
 
 export class VectorIndex {
   private revision = -1;
@@ -26,7 +32,11 @@ export class VectorIndex {
   private readonly codeOf: Statement<[number], { model: string; dimension: number; code: Buffer }>;
   private readonly writeCode: Statement<[number, string, number, Buffer]>;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Who computes the exact distances of the candidates: sqlite-vec in SQLite, or JavaScript. */
+    private readonly engine: VectorEngine,
+  ) {
     this.readRevision = db
       .prepare<[], number>('SELECT revision FROM memory_codes_revision WHERE id = 1')
       .pluck();
@@ -64,15 +74,27 @@ export class VectorIndex {
   nearest(vector: Float32Array, model: string, limit: number): VectorHit[] {
     const set = this.set(model, vector.length);
     const wanted = Math.max(limit * RERANK_FACTOR, MIN_CANDIDATES);
-    const ids = set.count <= wanted ? set.all() : set.closest(codeWords(binaryCode(vector)), wanted);
+    const ids =
+      set.count <= Math.max(wanted, EXACT_UP_TO)
+        ? set.all()
+        : set.closest(codeWords(binaryCode(vector)), wanted);
     if (ids.length === 0) return [];
+    const params = { ids: JSON.stringify(ids), model, bytes: vector.length * 4, limit };
+    const candidates =
+      'id IN (SELECT value FROM json_each(@ids)) AND embedding_model = @model AND length(embedding) = @bytes';
+    if (this.engine === 'sqlite-vec') {
+      return this.db
+        .prepare<typeof params & { query: Buffer }, VectorHit>(
+          `SELECT id, distance FROM (
+             SELECT id, vec_distance_cosine(embedding, @query) AS distance FROM memory_facts WHERE ${candidates})
+           WHERE distance IS NOT NULL ORDER BY distance, id LIMIT @limit`,
+        )
+        .all({ ...params, query: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) });
+    }
     const rows = this.db
-      .prepare<[string, string, number], [number, Buffer]>(
-        `SELECT id, embedding FROM memory_facts
-         WHERE id IN (SELECT value FROM json_each(?)) AND embedding_model = ? AND length(embedding) = ?`,
-      )
+      .prepare<typeof params, [number, Buffer]>(`SELECT id, embedding FROM memory_facts WHERE ${candidates}`)
       .raw()
-      .all(JSON.stringify(ids), model, vector.length * 4);
+      .all(params);
     return rankByCosine(vector, rows).slice(0, limit);
   }
 
