@@ -39,9 +39,9 @@ export async function displayPages(sessions: SessionStore, sessionId: string): P
   }
 }
 
-/** `items` as the inside of a JSON array (what JSON.stringify puts between `[` and `]`). */
+/** `items` (not empty) as the inside of a JSON array: one stringify of the page is the cheapest. */
 function jsonItems(items: readonly unknown[]): string {
-  return items.map((item) => JSON.stringify(item)).join(',');
+  return JSON.stringify(items).slice(1, -1);
 }
 
 /**
