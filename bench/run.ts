@@ -13,18 +13,21 @@ interface Group {
 
 const groups: Group[] = [
   { name: 'relay', run: async () => (await import('./relay.js')).benchRelay() },
-  { name: 'sessions', run: async () => (await import('./sessions.js')).benchSessions() },
+  { name: 'streams', run: async (options) => (await import('./streams.js')).benchStreams(options) },
+  { name: 'sessions', run: async (options) => (await import('./sessions.js')).benchSessions(options) },
   { name: 'search', run: async () => (await import('./search.js')).benchSearch() },
   { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
   { name: 'budget', run: async () => (await import('./tool-budget.js')).benchToolBudget() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
   { name: 'servers', run: async () => (await import('./servers.js')).benchServers() },
   { name: 'llamacpp', run: async () => (await import('./llamacpp.js')).benchLlamacpp() },
+  { name: 'footprint', run: async (o) => (await import('./footprint.js')).benchFootprint(o) },
+  { name: 'turn', run: async (options) => (await import('./turn.js')).benchTurn(options) },
   {
     name: 'memory',
-    run: async () => {
+    run: async (options) => {
       const memory = await import('./memory.js');
-      return [...(await memory.benchMemorySearch()), ...(await memory.benchCompression())];
+      return [...(await memory.benchMemorySearch(options)), ...(await memory.benchCompression())];
     },
   },
 ];

@@ -123,6 +123,7 @@ export async function openHttp(call: HttpCall): Promise<OpenResponse> {
   }
   phase = 'body';
   if (timer) clearTimeout(timer);
+  timer = undefined;
 
   async function* body(): AsyncGenerator<Uint8Array> {
     const stream = response.body;
@@ -132,17 +133,30 @@ export async function openHttp(call: HttpCall): Promise<OpenResponse> {
     }
     const reader = stream.getReader();
     let finished = false;
+    // One timer for the whole body rather than one per chunk (a model streams hundreds a
+    // second): it checks when it fires whether the server really stayed silent that long.
+    // Only time spent waiting on the server counts; a consumer slow to take a chunk is not a
+    // silent server.
+    const idleMs = call.idleTimeout.ms;
+    let waitingSince: number | undefined;
+    const check = () => {
+      timer = undefined;
+      if (waitingSince === undefined) return; // the consumer holds a chunk; re-armed on the next read
+      const silent = Date.now() - waitingSince;
+      if (silent >= idleMs) stop('idle');
+      else timer = setTimeout(check, idleMs - silent);
+    };
     try {
       while (true) {
-        arm('idle', call.idleTimeout.ms);
+        waitingSince = Date.now();
+        timer ??= setTimeout(check, idleMs);
         let next: ReadableStreamReadResult<Uint8Array>;
         try {
           next = await reader.read();
         } catch (error) {
           throw translate(error);
         }
-        // A consumer slow to take the chunk is not a silent server.
-        clearTimeout(timer);
+        waitingSince = undefined;
         if (next.done) {
           finished = true;
           return;

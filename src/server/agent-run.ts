@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { AgentApi, ConfirmTicket, RunInput } from '../agent/types.js';
 import { type AgentEvent, isAfterRunEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
-import { DeltaCoalescer } from './delta-coalescer.js';
+import { DeltaCoalescer, FlushClock } from './delta-coalescer.js';
 import type { RunSubscriber } from './run-subscriber.js';
 
 export interface AgentRunOptions {
@@ -23,8 +23,10 @@ export interface AgentRunOptions {
   logger: Logger;
   /** How long a tool confirmation waits for an answer before it counts as refused. */
   confirmTimeoutMs: number;
-  /** Window of the delta coalescer; 0 sends every delta as it comes. */
+  /** Window of the delta coalescer; 0 sends every delta as it comes. Ignored with `flushClock`. */
   coalesceWindowMs?: number;
+  /** The clock that closes coalescing windows, shared by the runs of a registry. */
+  flushClock?: FlushClock;
   runId?: string;
   /** Called once, right after the terminal event went out. */
   onEnd?: (run: AgentRun) => void;
@@ -69,8 +71,8 @@ export class AgentRun {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
-    const window = options.coalesceWindowMs ?? 30;
-    this.coalescer = new DeltaCoalescer((event) => this.publish(event), window);
+    const clock = options.flushClock ?? new FlushClock(options.coalesceWindowMs);
+    this.coalescer = new DeltaCoalescer((event) => this.publish(event), clock);
   }
 
   get finished(): boolean {

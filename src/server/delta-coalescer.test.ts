@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../protocol/events.js';
-import { type CoalescerTimers, DeltaCoalescer } from './delta-coalescer.js';
+import { type CoalescerTimers, DeltaCoalescer, FlushClock } from './delta-coalescer.js';
 
 /** Timers the test fires by hand. */
 function manualTimers(): CoalescerTimers & { fire(): void; pending(): number } {
@@ -30,7 +30,7 @@ describe('DeltaCoalescer', () => {
   it('sends the first delta at once and merges the rest until the timer fires', () => {
     const out: AgentEvent[] = [];
     const timers = manualTimers();
-    const c = new DeltaCoalescer((e) => out.push(e), 30, timers);
+    const c = new DeltaCoalescer((e) => out.push(e), new FlushClock(30, timers));
     for (const ch of 'hello') c.push(delta(ch));
     expect(out).toEqual([delta('h')]);
     timers.fire();
@@ -43,7 +43,7 @@ describe('DeltaCoalescer', () => {
 
   it('flushes pending text before any other event and between delta kinds', () => {
     const out: AgentEvent[] = [];
-    const c = new DeltaCoalescer((e) => out.push(e), 30, manualTimers());
+    const c = new DeltaCoalescer((e) => out.push(e), new FlushClock(30, manualTimers()));
     c.push({ type: 'thinking_delta', delta: 'a' });
     c.push({ type: 'thinking_delta', delta: 'b' });
     c.push({ type: 'thinking_delta', delta: 'c' });
@@ -56,5 +56,64 @@ describe('DeltaCoalescer', () => {
       delta('xy'),
       { type: 'stream_end', content: 'xy', context_tokens: 1, max_context_tokens: 2 },
     ]);
+  });
+
+  it("keeps a thinking delta's turn when merging", () => {
+    const out: AgentEvent[] = [];
+    const timers = manualTimers();
+    const c = new DeltaCoalescer((e) => out.push(e), new FlushClock(30, timers));
+    for (const d of ['a', 'b', 'c']) c.push({ type: 'thinking_delta', delta: d, turn: 2 });
+    timers.fire();
+    expect(out).toEqual([
+      { type: 'thinking_delta', delta: 'a', turn: 2 },
+      { type: 'thinking_delta', delta: 'bc', turn: 2 },
+    ]);
+  });
+});
+
+describe('FlushClock shared by many coalescers', () => {
+  it('runs one timer for all of them, and each still gets every delta in order', () => {
+    const timers = manualTimers();
+    const clock = new FlushClock(30, timers);
+    const outs = Array.from({ length: 50 }, () => [] as AgentEvent[]);
+    const coalescers = outs.map((out) => new DeltaCoalescer((e) => out.push(e), clock));
+    for (let round = 0; round < 4; round++) {
+      for (let token = 0; token < 3; token++) {
+        coalescers.forEach((c, i) => {
+          c.push(delta(`${i}.${round}.${token} `));
+        });
+      }
+      expect(timers.pending()).toBe(1);
+      timers.fire();
+    }
+    coalescers.forEach((c, i) => {
+      c.push({ type: 'stream_end', content: '', context_tokens: 1, max_context_tokens: 2 });
+      const text = outs[i]!.map((e) => (e.type === 'stream_delta' ? e.delta : '')).join('');
+      const expected = Array.from({ length: 12 }, (_, k) => `${i}.${Math.floor(k / 3)}.${k % 3} `).join('');
+      expect(text).toBe(expected);
+      expect(outs[i]!.at(-1)?.type).toBe('stream_end');
+      // The first delta at once, then one merged frame per window.
+      expect(outs[i]!.length).toBe(1 + 4 + 1);
+    });
+    // Every window closed: the burst after a quiet window goes out at once again.
+    timers.fire();
+    expect(timers.pending()).toBe(0);
+  });
+
+  it('stops its timer when the last waiting coalescer is flushed or disposed', () => {
+    const timers = manualTimers();
+    const clock = new FlushClock(30, timers);
+    const a = new DeltaCoalescer(() => {}, clock);
+    const b = new DeltaCoalescer(() => {}, clock);
+    a.push(delta('x'));
+    b.push(delta('y'));
+    expect(clock.size).toBe(2);
+    a.flush();
+    expect(timers.pending()).toBe(1);
+    b.dispose();
+    expect(clock.size).toBe(0);
+    expect(timers.pending()).toBe(0);
+    b.push(delta('ignored'));
+    expect(timers.pending()).toBe(0);
   });
 });

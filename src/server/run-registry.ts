@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { AgentApi, RunInput } from '../agent/types.js';
 import type { AgentEvent } from '../protocol/events.js';
 import { AgentRun } from './agent-run.js';
+import { FlushClock } from './delta-coalescer.js';
 import { ApiError } from './errors.js';
 import type { RunSubscriber } from './run-subscriber.js';
 
@@ -21,8 +22,12 @@ export class RunRegistry {
   private readonly runs = new Map<string, AgentRun>();
   private readonly watchers = new Map<string, Set<RunSubscriber>>();
   private closing = false;
+  /** One timer closes the coalescing windows of every run, however many stream at once. */
+  private readonly flushClock: FlushClock;
 
-  constructor(private readonly options: RunRegistryOptions) {}
+  constructor(private readonly options: RunRegistryOptions) {
+    this.flushClock = new FlushClock(options.coalesceWindowMs);
+  }
 
   /** Runs in progress, and sockets watching a session (`GET /internal/metrics`). */
   counts(): { runs: number; watchers: number } {
@@ -49,7 +54,7 @@ export class RunRegistry {
       agent: this.options.agent,
       logger: this.options.logger,
       confirmTimeoutMs: this.options.confirmTimeoutMs,
-      coalesceWindowMs: this.options.coalesceWindowMs,
+      flushClock: this.flushClock,
       onEnd: (ended) => {
         if (this.runs.get(sessionId) === ended) this.runs.delete(sessionId);
       },
