@@ -11,7 +11,7 @@
  * change (another connection, another store on this one) makes the next search reload them.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import type { VectorEngine } from './exact-nearest.js';
+import { exactNearest, type VectorEngine } from './exact-nearest.js';
 import type { VectorHit } from './types.js';
 import { asFloats, binaryCode, CodeSet, codeWords } from './vector-codes.js';
 
@@ -74,11 +74,11 @@ export class VectorIndex {
   nearest(vector: Float32Array, model: string, limit: number): VectorHit[] {
     const set = this.set(model, vector.length);
     const wanted = Math.max(limit * RERANK_FACTOR, MIN_CANDIDATES);
-    const ids =
-      set.count <= Math.max(wanted, EXACT_UP_TO)
-        ? set.all()
-        : set.closest(codeWords(binaryCode(vector)), wanted);
-    if (ids.length === 0) return [];
+    if (set.count === 0) return [];
+    // The brute force reads the model's rows through its index: faster than a list of ids this size.
+    if (set.count <= Math.max(wanted, EXACT_UP_TO))
+      return exactNearest(this.db, this.engine, vector, model, limit);
+    const ids = set.closest(codeWords(binaryCode(vector)), wanted);
     const params = { ids: JSON.stringify(ids), model, bytes: vector.length * 4, limit };
     const candidates =
       'id IN (SELECT value FROM json_each(@ids)) AND embedding_model = @model AND length(embedding) = @bytes';
