@@ -124,6 +124,29 @@ describe('approximate nearest', () => {
     expect(await store.nearest(Float32Array.from([1, 0, 0, 0]), 'm', 5)).toEqual([]);
   });
 
+  it('stores many vectors in one transaction: a failure half-way leaves the vectors and codes as they were', async () => {
+    const [a, b, c] = await addFacts(store, 3);
+    await store.setEmbedding(a!, 'm', Float32Array.from([1, 0]));
+    const query = Float32Array.from([1, 0.1]);
+    expect(ids(await store.nearest(query, 'm', 5))).toEqual([a]);
+    t.db.exec(`CREATE TRIGGER refuse_c BEFORE UPDATE OF embedding ON memory_facts WHEN new.id = ${c}
+               BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    await expect(
+      store.setEmbeddings([
+        { id: a!, model: 'm', vector: Float32Array.from([0, 1]) },
+        { id: b!, model: 'm', vector: Float32Array.from([1, 0.1]) },
+        { id: c!, model: 'm', vector: Float32Array.from([1, 0]) },
+      ]),
+    ).rejects.toThrow(/disk full/);
+    expect(ids(await store.nearest(query, 'm', 5))).toEqual([a]);
+    expect(t.db.prepare('SELECT count(*) FROM memory_fact_codes').pluck().get()).toBe(1);
+    expect((await store.missingEmbeddings('m', 10)).map((f) => f.id)).toEqual([b, c]);
+    // An id no longer stored is skipped, not an error; an empty list writes nothing.
+    await store.setEmbeddings([{ id: 9999, model: 'm', vector: Float32Array.from([1, 0]) }]);
+    await store.setEmbeddings([]);
+    expect(t.db.prepare('SELECT count(*) FROM memory_fact_codes').pluck().get()).toBe(1);
+  });
+
   it('gives an embedding stored before the codes existed its code when the database is upgraded', async () => {
     t.dispose();
     t = tempStores();
