@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Navi runs its TypeScript sources directly through tsx: no build step before `npm start`.
-import { register } from 'tsx/esm/api';
+// Navi runs its compiled build (dist/, from `npm run build`) when that was built from the
+// sources as they are now, and otherwise its TypeScript through tsx: a fresh clone runs with no
+// build step, and an edited source file is never run stale.
+import { importEntry } from './build-state.js';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const { main } = await importEntry('src/cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -5,6 +5,10 @@
  * binary), `${NAVI_HOME}` (the program folder), `${NAVI_CWD}` (the folder Navi runs in, against
  * which its relative paths such as DB_PATH resolve) and any setting (`${SEARXNG_URL}`), so a
  * server reads the same settings as Navi without inheriting Navi's environment.
+ *
+ * A shipped server starts as `${NODE} bin/navi-run.js src/servers/<name>/main.ts`: its compiled
+ * copy in dist/ when `npm run build` is current, its TypeScript through tsx when not (a fresh
+ * clone, an edited source), so the server never runs stale code and needs no build to run.
  */
 import { join } from 'node:path';
 import { isSettingName, type Settings, settingText } from '../config/settings.js';

@@ -6,31 +6,35 @@
  * namespace ("generation"): every file — and every helper it imports — is loaded afresh under
  * it. The previous generation's loader hook is switched off; tsx cannot take it out of Node's
  * hook chain, so each reload leaves one inert pass-through hook behind, which is cheap.
+ *
+ * tsx is loaded on the first import, not with this module: a server running the compiled build
+ * with no user tools or context providers never starts its hooks thread and esbuild process.
  */
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { type NamespacedUnregister, register } from 'tsx/esm/api';
+import type { NamespacedUnregister } from 'tsx/esm/api';
 
 export class ModuleImporter {
-  private generation: NamespacedUnregister | undefined;
+  // A promise, so imports that start together share one generation.
+  private generation: Promise<NamespacedUnregister> | undefined;
 
-  /** Starts a new generation: imports from now on see the files as they are on disk now. */
+  /** Ends the current generation: imports from now on see the files as they are on disk now. */
   async refresh(): Promise<void> {
     const previous = this.generation;
-    this.generation = register({ namespace: randomUUID() });
-    await previous?.unregister().catch(() => {});
+    this.generation = undefined;
+    await previous?.then((g) => g.unregister()).catch(() => {});
   }
 
-  /** Imports `file` (absolute path) in the current generation. */
+  /** Imports `file` (absolute path) in the current generation, starting one if there is none. */
   async import(file: string): Promise<Record<string, unknown>> {
-    if (!this.generation) await this.refresh();
-    const mod: unknown = await this.generation!.import(pathToFileURL(file).href, import.meta.url);
+    this.generation ??= import('tsx/esm/api').then(({ register }) => register({ namespace: randomUUID() }));
+    const generation = await this.generation;
+    const mod: unknown = await generation.import(pathToFileURL(file).href, import.meta.url);
     return mod as Record<string, unknown>;
   }
 
   async close(): Promise<void> {
-    await this.generation?.unregister().catch(() => {});
-    this.generation = undefined;
+    await this.refresh();
   }
 }
 
