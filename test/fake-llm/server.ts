@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { fakeEmbedding } from './embeddings.js';
 import { strictRolesBody, strictRolesProblem } from './strict-roles.js';
 import type {
@@ -77,6 +78,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Taken before the body is read: the moment the request's head arrived.
+    const receivedAt = performance.now();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const route = routes[path];
     const raw = await readBody(req);
@@ -99,6 +102,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]),
       ),
       aborted: false,
+      receivedAt,
     };
     requests.push(record);
     let cutByUs = false;

@@ -66,6 +66,11 @@ export interface RecordedRequest {
   headers: Record<string, string | undefined>;
   /** The client closed the connection before the answer was complete. */
   aborted: boolean;
+  /**
+   * `performance.now()` of this process when the request's head arrived, before its body was
+   * read: a bench in the same process measures from its own send to here.
+   */
+  receivedAt: number;
 }
 
 /**

@@ -16,10 +16,15 @@ export interface NaviProcessOptions {
   extra?: NodeJS.ProcessEnv;
   /** What happens to the child's stdout and stderr (default: stderr piped, stdout ignored). */
   stdio?: ['ignore', 'ignore' | 'pipe', 'ignore' | 'pipe' | 'inherit'];
+  /**
+   * Options for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses).
+   * Ignored by `naviProcessEnv`.
+   */
+  nodeArgs?: string[];
 }
 
 /** The environment of a `navi serve` child: everything in `dir`, the plain test profile. */
-export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio'>): NodeJS.ProcessEnv {
+export function naviProcessEnv(options: Omit<NaviProcessOptions, 'stdio' | 'nodeArgs'>): NodeJS.ProcessEnv {
   const { dir } = options;
   return {
     PATH: process.env.PATH,
@@ -58,11 +63,15 @@ export async function spawnNavi(
   options: NaviProcessOptions,
   env = naviProcessEnv(options),
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), 'serve'], {
-    cwd: options.dir,
-    env,
-    stdio: options.stdio ?? ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), join(repoRoot, 'bin/navi.js'), 'serve'],
+    {
+      cwd: options.dir,
+      env,
+      stdio: options.stdio ?? ['ignore', 'ignore', 'pipe'],
+    },
+  );
   live.add(child);
   child.once('exit', () => live.delete(child));
   const url = `http://127.0.0.1:${options.port}`;
