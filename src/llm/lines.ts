@@ -30,42 +30,72 @@ export async function* iterateBytes(source: ByteSource): AsyncGenerator<Uint8Arr
 }
 
 /**
- * Yields each line without its terminator. `\n`, `\r\n` and a lone `\r` all end a line (as SSE
- * allows; JSON text never holds a raw CR, so NDJSON is unaffected). A last line without a
+ * The bytes of `source` as an async iterable: a web `ReadableStream` through `iterateBytes`, any
+ * other async iterable as it is, so a parser reading it adds no generator of its own per chunk
+ * (a model streaming one token per chunk pays for each layer on every token).
+ */
+export function bytesOf(source: ByteSource): AsyncIterable<Uint8Array> {
+  return source instanceof ReadableStream ? iterateBytes(source) : source;
+}
+
+/**
+ * Splits decoded text into lines without their terminators, across calls: `push` returns the
+ * lines the text completed, `end` the rest. `\n`, `\r\n` and a lone `\r` all end a line (as SSE
+ * allows; JSON text never holds a raw CR, so NDJSON is unaffected). Synchronous, so the NDJSON
+ * parser splits a chunk without a generator step per line.
+ */
+export class LineSplitter {
+  private buffer = '';
+  /** Where to resume scanning, so a long line arriving in many chunks is not rescanned each time. */
+  private scanFrom = 0;
+
+  push(text: string): string[] {
+    this.buffer += text;
+    return this.split(false);
+  }
+
+  /** The lines still buffered, the last one without a terminator included. */
+  end(text = ''): string[] {
+    this.buffer += text;
+    const lines = this.split(true);
+    if (this.buffer.length > 0) lines.push(this.buffer);
+    this.buffer = '';
+    this.scanFrom = 0;
+    return lines;
+  }
+
+  private split(final: boolean): string[] {
+    const { buffer } = this;
+    const lines: string[] = [];
+    let start = 0;
+    let i = this.scanFrom;
+    for (; i < buffer.length; i++) {
+      const c = buffer.charCodeAt(i);
+      if (c === 10) {
+        lines.push(buffer.slice(start, i));
+        start = i + 1;
+      } else if (c === 13) {
+        // A CR at the very end may be the first half of a CRLF still in flight.
+        if (i + 1 === buffer.length && !final) break;
+        lines.push(buffer.slice(start, i));
+        if (buffer.charCodeAt(i + 1) === 10) i++;
+        start = i + 1;
+      }
+    }
+    this.buffer = start === 0 ? buffer : buffer.slice(start);
+    this.scanFrom = i - start;
+    return lines;
+  }
+}
+
+/**
+ * Yields each line without its terminator (see `LineSplitter`). A last line without a
  * terminator is yielded too. Invalid UTF-8 becomes U+FFFD rather than an exception, so one bad
  * byte cannot hide the rest of an answer.
  */
 export async function* readLines(source: ByteSource): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8');
-  let buffer = '';
-  // Where to resume scanning, so a long line arriving in many chunks is not rescanned each time.
-  let scanFrom = 0;
-
-  function* split(final: boolean): Generator<string> {
-    let start = 0;
-    let i = scanFrom;
-    for (; i < buffer.length; i++) {
-      const c = buffer.charCodeAt(i);
-      if (c === 10) {
-        yield buffer.slice(start, i);
-        start = i + 1;
-      } else if (c === 13) {
-        // A CR at the very end may be the first half of a CRLF still in flight.
-        if (i + 1 === buffer.length && !final) break;
-        yield buffer.slice(start, i);
-        if (buffer.charCodeAt(i + 1) === 10) i++;
-        start = i + 1;
-      }
-    }
-    buffer = buffer.slice(start);
-    scanFrom = i - start;
-  }
-
-  for await (const bytes of iterateBytes(source)) {
-    buffer += decoder.decode(bytes, { stream: true });
-    yield* split(false);
-  }
-  buffer += decoder.decode();
-  yield* split(true);
-  if (buffer.length > 0) yield buffer;
+  const splitter = new LineSplitter();
+  for await (const bytes of bytesOf(source)) yield* splitter.push(decoder.decode(bytes, { stream: true }));
+  yield* splitter.end(decoder.decode());
 }

@@ -1,5 +1,5 @@
 /** Newline-delimited JSON (Ollama's streaming format). */
-import { type ByteSource, readLines } from './lines.js';
+import { type ByteSource, bytesOf, LineSplitter } from './lines.js';
 
 /** Thrown for a line that is not JSON; `excerpt` is the start of the offending line. */
 export class StreamParseError extends Error {
@@ -17,16 +17,32 @@ export function excerpt(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-/** Yields one parsed value per non-blank line; throws `StreamParseError` at the first invalid one. */
+/**
+ * Yields one parsed value per non-blank line; throws `StreamParseError` at the first invalid one.
+ * Lines are split and parsed in the same generator that reads the bytes: one step per value.
+ */
 export async function* parseNdjson(source: ByteSource): AsyncGenerator<unknown> {
-  for await (const line of readLines(source)) {
-    if (line.trim() === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new StreamParseError('a line of the stream is not valid JSON', excerpt(line));
+  const decoder = new TextDecoder('utf-8');
+  const splitter = new LineSplitter();
+  for await (const bytes of bytesOf(source)) {
+    for (const line of splitter.push(decoder.decode(bytes, { stream: true }))) {
+      const value = parseLine(line);
+      if (value !== blank) yield value;
     }
-    yield value;
+  }
+  for (const line of splitter.end(decoder.decode())) {
+    const value = parseLine(line);
+    if (value !== blank) yield value;
+  }
+}
+
+const blank = Symbol('blank line');
+
+function parseLine(line: string): unknown {
+  if (line.trim() === '') return blank;
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new StreamParseError('a line of the stream is not valid JSON', excerpt(line));
   }
 }

@@ -1,6 +1,6 @@
 /** Server-sent events (the OpenAI streaming format), parsed by eventsource-parser. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { type ByteSource, iterateBytes } from './lines.js';
+import { type ByteSource, bytesOf } from './lines.js';
 
 export interface SseEvent {
   /** `message` unless the server named the event. */
@@ -30,7 +30,7 @@ export async function* parseSse(source: ByteSource): AsyncGenerator<SseEvent> {
   // Unknown fields and bad `retry:` values are ignored, as the event-stream rules say.
   const parser = createParser({ onEvent: (message) => ready.push(toEvent(message)) });
   const decoder = new TextDecoder('utf-8');
-  for await (const bytes of iterateBytes(source)) {
+  for await (const bytes of bytesOf(source)) {
     parser.feed(decoder.decode(bytes, { stream: true }));
     yield* ready.splice(0);
   }
