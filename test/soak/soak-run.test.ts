@@ -4,7 +4,7 @@
  * real measure; this keeps the driver from rotting between runs of it.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Summary } from '../../soak/report.js';
@@ -31,11 +31,18 @@ function soak(args: string[]): Promise<{ code: number | null; out: string }> {
 
 describe('npm run soak', () => {
   it('runs every kind of traffic, samples the server and finds no error in a short run', async () => {
-    const json = join(tempDir('navi-soak-test-'), 'summary.json');
+    const dir = tempDir('navi-soak-test-');
+    const json = join(dir, 'summary.json');
     const { code, out } = await soak(['--seconds', '12', '--sample-seconds', '3', '--json', json]);
-    expect(out, out).toContain('soak: PASS');
-    expect(code, out).toBe(0);
-    const summary = JSON.parse(readFileSync(json, 'utf8')) as Summary & { shell: boolean };
+    let text = '';
+    try {
+      expect(out, out).toContain('soak: PASS');
+      expect(code, out).toBe(0);
+      text = readFileSync(json, 'utf8');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const summary = JSON.parse(text) as Summary & { shell: boolean };
     expect(summary.errors, summary.problems.join('\n')).toBe(0);
     const missing = TRAFFIC_KINDS.filter((k) => summary.counts[k] === 0);
     expect(missing, `kinds of traffic that never ran:\n${out}`).toEqual([]);
@@ -51,7 +58,7 @@ describe('npm run soak', () => {
     expect(summary.counts.tool_calls).toBe(summary.counts.turn_tools * (summary.shell ? 5 : 4));
   }, 120_000);
 
-  it.each([
+  it.concurrent.each([
     [['--minutes', 'soon'], '--minutes must be a number of at least 0.1, not "soon"'],
     [['--seconds', '-3'], '--seconds must be a number of at least 5, not "-3"'],
     [['--users', '8', '--sessions', '2'], '--sessions must be at least --users'],
