@@ -118,6 +118,56 @@ describe('delta coalescing', () => {
   });
 });
 
+describe('many sessions streaming at once', () => {
+  it('every client of every session gets every delta once and in order, late joiners too', async () => {
+    const sessions = 20;
+    const tokens = 120;
+    const ids = await Promise.all(Array.from({ length: sessions }, () => server.createSession()));
+    const answerOf = (id: string) =>
+      Array.from({ length: tokens }, (_, i) => `${id.slice(0, 4)}.${i} `).join('');
+    const half = gate();
+    for (let s = 0; s < sessions; s++) {
+      agent.enqueue(async function* (input, _options, sessionId) {
+        yield { type: 'stream_start', trigger: input.trigger };
+        const answer = answerOf(sessionId).split(/(?<= )/);
+        for (const [i, token] of answer.entries()) {
+          if (i === tokens / 2) await half.wait;
+          yield { type: 'stream_delta', delta: token };
+          // Timers run between tokens, so windows close while the runs interleave.
+          if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        yield end(answer.join(''));
+      });
+    }
+    const pairs = await Promise.all(
+      ids.map(async (id) => [
+        await EventClient.connect(server.wsUrl(id)),
+        await EventClient.connect(server.wsUrl(id)),
+      ]),
+    );
+    for (const [a] of pairs) a!.send({ type: 'message', content: 'go' });
+    // Half-way through every run, a third client joins each session and is replayed the run so far.
+    await Promise.all(pairs.map(([a]) => a!.waitFor((e) => e.type === 'stream_delta')));
+    const late = await Promise.all(ids.map((id) => EventClient.connect(server.wsUrl(id))));
+    await Promise.all(late.map((c) => c.waitFor((e) => e.type === 'stream_delta')));
+    half.open();
+    for (const [s, id] of ids.entries()) {
+      const clients = [...pairs[s]!, late[s]!];
+      const runs = await Promise.all(clients.map((c) => c.waitForRunEnd()));
+      for (const events of runs) {
+        const deltas = events.map((e) => (e.type === 'stream_delta' ? e.delta : '')).join('');
+        expect(deltas).toBe(answerOf(id));
+        expect(seqs(events)).toEqual(events.map((_, i) => i + 1));
+        expect(events.at(-1)?.type).toBe('stream_end');
+      }
+      // One serialised frame per event, the same for the clients there from the start and the late one.
+      expect(clients[1]!.frames).toEqual(clients[0]!.frames);
+      expect(clients[2]!.frames).toEqual(clients[0]!.frames);
+    }
+    await Promise.all([...pairs.flat(), ...late].map((c) => c!.close()));
+  });
+});
+
 describe('stop', () => {
   it('stop mid-stream ends the run with stream_stopped', async () => {
     const id = await server.createSession();
