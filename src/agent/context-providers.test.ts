@@ -149,4 +149,27 @@ describe('shipped context providers', () => {
       await shipped.close();
     }
   });
+
+  it('gives the time in the time zone set now, though it keeps its date formatter between runs', async () => {
+    const shipped = new ContextProviders({
+      dir: resolve(import.meta.dirname, '../../context_providers'),
+      kv: stores.kv,
+    });
+    const before = process.env.TZ;
+    const dateIn = async (tz: string) => {
+      process.env.TZ = tz;
+      const sections = await shipped.sections({ sessionId: 'tz', profileId: 'p' });
+      return sections.find((s) => s.name === 'Current date and time')?.content;
+    };
+    try {
+      await shipped.load();
+      expect(await dateIn('UTC')).toMatch(/\(time zone UTC\)\.$/);
+      expect(await dateIn('Asia/Tokyo')).toMatch(/\(time zone Asia\/Tokyo\)\.$/);
+      expect(await dateIn('UTC')).toMatch(/\(time zone UTC\)\.$/);
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+      await shipped.close();
+    }
+  });
 });
