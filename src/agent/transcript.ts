@@ -26,7 +26,11 @@ export interface Transcript {
   readonly persisted: boolean;
   loadContext(): Promise<StoredMessage[]>;
   append(entries: BufferedMessage[]): Promise<void>;
-  /** Appends `message` (marked interrupted until finished) and returns its writer. */
+  /**
+   * Starts `message` and returns its writer. A persisted answer reaches the store, marked
+   * interrupted, at most one save interval after its first progress, or whole when it finishes
+   * sooner; either way it is stored when `finish` resolves.
+   */
   beginAnswer(message: StoredMessage): Promise<AnswerWriter>;
   setTokenCount(tokens: number): Promise<void>;
 }
@@ -50,31 +54,7 @@ export class SessionTranscript implements Transcript {
   }
 
   async beginAnswer(message: StoredMessage): Promise<AnswerWriter> {
-    await this.store.append(this.sessionId, [
-      { message: { ...message, interrupted: true }, display: true, context: true },
-    ]);
-    const saver = new StreamingSaver({
-      store: this.store,
-      sessionId: this.sessionId,
-      messageId: message.id,
-      intervalMs: this.saveIntervalMs,
-      onError: (err: unknown) => this.logger.error({ err }, 'saving the streamed answer failed'),
-    });
-    return {
-      progress: (content, thinking) => saver.update(content, thinking),
-      finish: async (content, thinking, end) => {
-        const marks: AnswerMarks = { interrupted: end.interrupted === true, stopped: end.stopped === true };
-        const saved = await saver.finish(content, marks, thinking);
-        if (!saved || !end.unverifiedClaims || end.unverifiedClaims.length === 0) return;
-        try {
-          await this.store.updateMessage(this.sessionId, message.id, {
-            unverified_claims: end.unverifiedClaims,
-          });
-        } catch (err) {
-          this.logger.error({ err }, 'saving the unverified claims of the answer failed');
-        }
-      },
-    };
+    return new StoredAnswer(message, this.sessionId, this.store, this.logger, this.saveIntervalMs);
   }
 
   async setTokenCount(tokens: number): Promise<void> {
@@ -82,6 +62,109 @@ export class SessionTranscript implements Transcript {
       context_token_count: tokens,
       last_active: new Date().toISOString(),
     });
+  }
+}
+
+/**
+ * A streamed answer on its way to the store. Most answers finish within the save interval, so
+ * the first write waits that long: an answer that is done by then is appended once, whole, where
+ * appending it at its first text and then rewriting it would cost a second transaction and a
+ * second indexing of its text. A longer answer is appended, marked interrupted, when the interval
+ * is up, and from then on a `StreamingSaver` keeps it current; so a crash loses at most about one
+ * interval of text either way.
+ */
+class StoredAnswer implements AnswerWriter {
+  private content = '';
+  private thinking = '';
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The first write, once started; then the saver that keeps the row current. */
+  private appended: Promise<StreamingSaver> | undefined;
+  private finished = false;
+
+  constructor(
+    private readonly message: StoredMessage,
+    private readonly sessionId: string,
+    private readonly store: SessionStore,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  progress(content: string, thinking: string): void {
+    if (this.finished) return;
+    this.content = content;
+    this.thinking = thinking;
+    if (this.appended) {
+      void this.appended.then((saver) => saver.update(this.content, this.thinking)).catch(() => {});
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.appended = this.appendPartial();
+      // Reported here; `finish` meets the same failure again and throws it.
+      this.appended.catch((err: unknown) => this.logger.error({ err }, 'saving the streamed answer failed'));
+    }, this.intervalMs);
+  }
+
+  async finish(content: string, thinking: string, end: AnswerEnd): Promise<void> {
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const claims = end.unverifiedClaims && end.unverifiedClaims.length > 0 ? end.unverifiedClaims : undefined;
+    if (!this.appended) {
+      // Done within the interval: one append of the finished answer, marks and claims included.
+      await this.store.append(this.sessionId, [
+        {
+          message: {
+            ...this.message,
+            content,
+            ...(thinking ? { thinking } : {}),
+            ...(end.interrupted ? { interrupted: true } : {}),
+            ...(end.stopped ? { stopped: true } : {}),
+            ...(claims ? { unverified_claims: claims } : {}),
+          },
+          display: true,
+          context: true,
+        },
+      ]);
+      return;
+    }
+    const saver = await this.appended;
+    const marks: AnswerMarks = { interrupted: end.interrupted === true, stopped: end.stopped === true };
+    const saved = await saver.finish(content, marks, thinking);
+    if (!saved || !claims) return;
+    try {
+      await this.store.updateMessage(this.sessionId, this.message.id, { unverified_claims: claims });
+    } catch (err) {
+      this.logger.error({ err }, 'saving the unverified claims of the answer failed');
+    }
+  }
+
+  /** Appends the answer so far, marked interrupted, and hands the row to a saver. */
+  private async appendPartial(): Promise<StreamingSaver> {
+    const written = { content: this.content, thinking: this.thinking };
+    await this.store.append(this.sessionId, [
+      {
+        message: {
+          ...this.message,
+          content: written.content,
+          ...(written.thinking ? { thinking: written.thinking } : {}),
+          interrupted: true,
+        },
+        display: true,
+        context: true,
+      },
+    ]);
+    const saver = new StreamingSaver({
+      store: this.store,
+      sessionId: this.sessionId,
+      messageId: this.message.id,
+      intervalMs: this.intervalMs,
+      onError: (err: unknown) => this.logger.error({ err }, 'saving the streamed answer failed'),
+    });
+    // Text that arrived while the append was under way goes out with the saver's next write.
+    if (this.content !== written.content || this.thinking !== written.thinking)
+      saver.update(this.content, this.thinking);
+    return saver;
   }
 }
 
