@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../store/sqlite/database.js';
+import { migrations } from '../store/sqlite/migrations/index.js';
 import { SqliteMemoryStore } from './memory-store.js';
 import { type TempStores, tempStores } from './test-support.js';
 import { MemoryConflictError, MemoryValidationError } from './types.js';
@@ -141,6 +144,36 @@ describe('SqliteMemoryStore', () => {
     // A word found nowhere does not hide the facts holding the others.
     expect((await store.search('kayak xylophone', 5)).map((h) => h.fact.key)).toContain('kayak');
     expect(await store.search('kayak', 0)).toEqual([]);
+  });
+
+  it('keeps finding the facts of a database whose index was built before the prefix indexes', async () => {
+    const file = join(t.dir, 'old.db');
+    const old = openDatabase(
+      file,
+      migrations.filter((m) => m.version < 9),
+    );
+    await new SqliteMemoryStore(old).upsertMany([
+      { category: 'work', key: 'language', value: 'Writes python3 daily' },
+      { category: 'home', key: 'server', value: 'A Proxmox cluster' },
+    ]);
+    old.close();
+    const db = openDatabase(file);
+    try {
+      const upgraded = new SqliteMemoryStore(db);
+      expect((await upgraded.search('python', 5)).map((h) => h.fact.key)).toEqual(['language']);
+      expect((await upgraded.search('proxmox servers', 5)).map((h) => h.fact.key)).toEqual(['server']);
+      // The triggers feed the new index: edits and deletions show at once.
+      const server = (await upgraded.getByKey('home', 'server'))!;
+      await upgraded.update(server.id, { value: 'A single NUC' });
+      expect(await upgraded.search('proxmox', 5)).toEqual([]);
+      expect((await upgraded.search('nuc', 5))[0]?.fact.id).toBe(server.id);
+      await upgraded.delete({ id: server.id });
+      expect(await upgraded.search('nuc', 5)).toEqual([]);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      db.exec("INSERT INTO memory_facts_fts (memory_facts_fts) VALUES ('integrity-check')");
+    } finally {
+      db.close();
+    }
   });
 
   it('saves many facts in one transaction, and nothing when one of them fails', async () => {

@@ -10,6 +10,7 @@ import { recallsMigration } from './005-recalls.js';
 import { sessionModelMigration } from './006-session-model.js';
 import { searchMigration } from './007-search.js';
 import { memoryVectorCodesMigration } from './008-memory-vector-codes.js';
+import { memoryFtsPrefixMigration } from './009-memory-fts-prefix.js';
 import type { Migration } from './types.js';
 
 export type { Migration } from './types.js';
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   sessionModelMigration,
   searchMigration,
   memoryVectorCodesMigration,
+  memoryFtsPrefixMigration,
 ];
