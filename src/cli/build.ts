@@ -9,14 +9,13 @@
  *
  * The stamp (dist/build-stamp.json) is removed first and written last: a process starting
  * mid-build sees no stamp and runs the TypeScript (bin/build-state.js decides).
- * Run: `node --import tsx src/cli/build.ts [--root <program folder>]`.
+ * Run by `node bin/navi-build.js` (`npm run build`), which itself runs compiled when it can.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build, version as esbuildVersion } from 'esbuild';
-import { isBuiltSource, programFolder, STAMP_FILE } from '../../bin/build-state.js';
+import { buildState, isBuiltSource, programFolder, STAMP_FILE } from '../../bin/build-state.js';
 
 /** What dist/build-stamp.json records: when, from what, by which compiler. */
 export interface BuildStamp {
@@ -46,12 +45,15 @@ function gitCommit(root: string): BuildStamp['commit'] {
 export async function buildDist(root: string = programFolder): Promise<BuildStamp> {
   // Taken before anything is read, so a file saved during the build makes the result stale.
   const startedMs = Date.now();
-  const dist = join(root, 'dist');
-  rmSync(dist, { recursive: true, force: true });
-  mkdirSync(dist, { recursive: true });
+  if (!existsSync(join(root, 'src'))) {
+    throw new Error(`${root} holds no src/ folder: the build runs in Navi's program folder`);
+  }
   const sources = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && isBuiltSource(entry.name))
     .map((entry) => join(entry.parentPath, entry.name));
+  const dist = join(root, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  mkdirSync(dist, { recursive: true });
   const result = await build({
     absWorkingDir: root,
     entryPoints: sources,
@@ -88,21 +90,41 @@ export async function buildDist(root: string = programFolder): Promise<BuildStam
   return stamp;
 }
 
-/** `--root <folder>` (tests build a copy of the program), else this program folder. */
-function rootArgument(argv: readonly string[]): string {
+/**
+ * `npm run build [--if-stale] [--root <folder>]`: builds and says so; `--if-stale` first checks
+ * and does nothing when dist/ is current (the service unit runs it before each start). `--root`
+ * builds another copy of the program (tests). Resolves with the exit code.
+ */
+export async function runBuild(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
+  const unknown = argv.filter((a, i) => a !== '--if-stale' && a !== '--root' && argv[i - 1] !== '--root');
+  if (unknown.length > 0) {
+    err.write(`npm run build takes --if-stale and --root <folder> only, not ${unknown.join(' ')}\n`);
+    return 1;
+  }
   const at = argv.indexOf('--root');
-  if (at === -1) return programFolder;
-  const value = argv[at + 1];
-  if (!value) throw new Error('--root needs a folder: --root /path/to/navi');
-  return resolve(value);
-}
-
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const value = at === -1 ? programFolder : argv[at + 1];
+  if (!value || value.startsWith('--')) {
+    err.write('npm run build: --root needs a folder: --root /path/to/navi\n');
+    return 1;
+  }
+  const root = resolve(value);
+  if (argv.includes('--if-stale')) {
+    const state = buildState(root);
+    if (state.current) {
+      out.write(`dist/ is current (${state.reason})\n`);
+      return 0;
+    }
+  }
   try {
-    const stamp = await buildDist(rootArgument(process.argv.slice(2)));
-    process.stdout.write(`built dist/: ${stamp.sources} files in ${stamp.duration_ms} ms\n`);
-  } catch (err) {
-    process.stderr.write(`npm run build failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    const stamp = await buildDist(root);
+    out.write(`built dist/: ${stamp.sources} files in ${stamp.duration_ms} ms\n`);
+    return 0;
+  } catch (e) {
+    err.write(`npm run build failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
   }
 }

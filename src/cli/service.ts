@@ -88,6 +88,9 @@ export function serviceUnit(paths: ServicePaths): string {
     '[Service]',
     'Type=simple',
     `WorkingDirectory=${unitValue(paths.workingDirectory, 'the working folder')}`,
+    // Compiles src/ when it changed since the last build (an update), so the server runs
+    // compiled; "-": a failed build only means the server runs its TypeScript through tsx.
+    `ExecStartPre=-${execProgram(paths.node, 'the node binary')} ${execArgument(join(dirname(paths.entry), 'navi-build.js'), 'bin/navi-build.js')} --if-stale`,
     `ExecStart=${execProgram(paths.node, 'the node binary')} ${execArgument(paths.entry, 'bin/navi.js')} serve`,
     environmentLine('PATH', paths.path),
     environmentLine('NAVI_DATA_DIR', paths.dataDir),

@@ -17,6 +17,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -148,7 +149,8 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
       current: false,
       reason: expect.stringContaining('no build'),
     });
-    const built = await run(['--import', 'tsx', join(root, 'src/cli/build.ts')], root);
+    // From another folder, as the service unit runs it.
+    const built = await run([join(root, 'bin/navi-build.js')], tmpdir());
     expect(built.stderr).toBe('');
     expect(built.code).toBe(0);
     expect(built.stdout).toMatch(/^built dist\/: \d+ files in \d+ ms\n$/);
@@ -216,10 +218,24 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
     expect(outside.stderr).toContain('is not under src/');
   });
 
-  it('refuses --root with no folder, saying what to give', async () => {
-    const built = await run(['--import', 'tsx', join(root, 'src/cli/build.ts'), '--root'], root);
-    expect(built.code).toBe(1);
-    expect(built.stderr).toContain('--root needs a folder');
+  it('--if-stale leaves a current build alone; bad arguments are refused, saying what to give', async () => {
+    const stamp = readFileSync(join(root, 'dist', 'build-stamp.json'), 'utf8');
+    const again = await run([join(root, 'bin/navi-build.js'), '--if-stale'], tmpdir());
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^dist\/ is current \(built /);
+    expect(readFileSync(join(root, 'dist', 'build-stamp.json'), 'utf8')).toBe(stamp);
+
+    const noFolder = await run([join(root, 'bin/navi-build.js'), '--root'], root);
+    expect(noFolder.code).toBe(1);
+    expect(noFolder.stderr).toContain('--root needs a folder: --root /path/to/navi');
+    const unknown = await run([join(root, 'bin/navi-build.js'), '--watch'], root);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('takes --if-stale and --root <folder> only, not --watch');
+    const missing = await run([join(root, 'bin/navi-build.js'), '--root', join(root, 'nowhere')], root);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`${join(root, 'nowhere')} holds no src/ folder`);
+    expect(existsSync(join(root, 'nowhere'))).toBe(false);
+    expect(readFileSync(join(root, 'dist', 'build-stamp.json'), 'utf8')).toBe(stamp);
   });
 
   it('runs the TypeScript once a source is added or changed after the build', async () => {

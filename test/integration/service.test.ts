@@ -48,6 +48,10 @@ describe('navi service install', () => {
     expect(field(unit, 'ExecStart')).toEqual([
       `"${process.execPath}" "${join(repoRoot, 'bin', 'navi.js')}" serve`,
     ]);
+    // The build is brought up to date before each start; a failed build does not stop the start.
+    expect(field(unit, 'ExecStartPre')).toEqual([
+      `-"${process.execPath}" "${join(repoRoot, 'bin', 'navi-build.js')}" --if-stale`,
+    ]);
     expect(field(unit, 'WorkingDirectory')).toEqual([work]);
     expect(field(unit, 'Restart')).toEqual(['on-failure']);
     expect(field(unit, 'EnvironmentFile')).toEqual([`-${join(config, 'navi', 'env')}`]);
