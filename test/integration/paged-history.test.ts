@@ -11,6 +11,7 @@ import {
   MAX_PAGE_LIMIT,
   type MessagePage,
   type SessionDetail,
+  type SessionExport,
   type SessionMessage,
 } from '../../src/protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../../src/store/types.js';
@@ -261,5 +262,28 @@ describe('GET /sessions/{id}/messages', () => {
     ]);
     expect(await older(short, `?before=${first.next_before}&limit=3`)).toEqual(olderBefore);
     expect((await detail(short, '?limit=1')).messages.map((m) => m.id)).toEqual(['short-100']);
+  });
+});
+
+describe('GET /sessions/{id}/export, which reads the whole session a page at a time', () => {
+  it('sends every message of a session longer than a page, in order, as valid JSON', async () => {
+    const res = await fetch(`${navi.url}/sessions/${long}/export`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await res.json()) as SessionExport;
+    expect(body.messages).toEqual(await everything(long));
+    expect(body.messages.length).toBeGreaterThan(MAX_PAGE_LIMIT);
+    expect(body.context).toEqual(JSON.parse(JSON.stringify(await navi.services.sessions.getContext(long))));
+  });
+
+  it('sends the Markdown of every page', async () => {
+    const res = await fetch(`${navi.url}/sessions/${long}/export?format=markdown`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const all = await everything(long);
+    const positions = [all[0]!, all[MAX_PAGE_LIMIT]!, all.at(-1)!].map((m) => text.indexOf(`${m.content}\n`));
+    for (const at of positions) expect(at).toBeGreaterThan(0);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(text.endsWith('\n')).toBe(true);
   });
 });
