@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../store/sqlite/database.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
 import { SqliteMemoryStore } from './memory-store.js';
-import { clusteredEmbeddings, type TempStores, tempStores } from './test-support.js';
-import { binaryCode, CodeSet, codeBytes, codeWords } from './vector-codes.js';
+import { clusteredEmbeddings, seededRandom, type TempStores, tempStores } from './test-support.js';
+import { binaryCode, CodeSet, codeBytes, codeWords, hamming } from './vector-codes.js';
 import { EXACT_UP_TO } from './vector-index.js';
 
 let t: TempStores;
@@ -32,6 +32,26 @@ describe('binary codes', () => {
     expect(code.length).toBe(2);
     expect(code[0]).toBe(0b1001);
     expect(code[1]).toBe(0b1000);
+  });
+
+  it('count differing bits exactly whatever the number of words', () => {
+    const random = seededRandom(5);
+    const word = () => (random() * 2 ** 32) | 0;
+    for (const words of [1, 2, 3, 4, 12, 24, 25, 32, 48, 96]) {
+      const codes = Int32Array.from({ length: words * 20 }, word);
+      codes.fill(-1, 0, words); // all ones against...
+      const query = Int32Array.from({ length: words }, word);
+      query.fill(0); // ...all zeros: every bit differs, the most a byte total must hold
+      for (let i = 0; i < 20; i++) {
+        let expected = 0;
+        for (let j = 0; j < words; j++) {
+          const x = (codes[i * words + j]! ^ query[j]!) >>> 0;
+          for (let bit = 0; bit < 32; bit++) expected += (x >>> bit) & 1;
+        }
+        expect(hamming(codes, i * words, query, words)).toBe(expected);
+      }
+      expect(hamming(codes, 0, query, words)).toBe(words * 32);
+    }
   });
 
   it('keep a dense set through puts, replacements and removals, and pick the closest by Hamming distance', () => {
