@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../config/logger.js';
 import { createSqliteStores, type SqliteStores } from '../store/sqlite/index.js';
-import type { BufferedMessage, StoredMessage } from '../store/types.js';
+import type { BufferedMessage, SessionStore, StoredMessage } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { editInput, regenerateInput } from './rewind-input.js';
 import { SessionFiles } from './session-files.js';
@@ -153,5 +153,49 @@ describe('edit', () => {
   it('refuses a typed message compression summarised away', async () => {
     await stores.sessions.replaceContextPrefix('s', 'answer', msg('sum', 'user', { kind: 'summary' }));
     expect(await codeOf(edit('typed'))).toBe('MESSAGE_NOT_EDITABLE');
+  });
+});
+
+describe('in a long session', () => {
+  /**
+   * The real store, except that reading a whole buffer fails: regenerate and edit must cost what
+   * they touch, not the session's length.
+   */
+  function pagedOnly(): SessionStore {
+    const store: SessionStore = Object.create(stores.sessions);
+    store.getMessages = () => Promise.reject(new Error('read the whole display buffer'));
+    store.getContext = () => Promise.reject(new Error('read the whole context buffer'));
+    return store;
+  }
+  const answers = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => both(msg(`a${from + i}`, 'assistant')));
+
+  it('regenerate finds the last typed message pages back, reading no whole buffer', async () => {
+    await stores.sessions.append('s', [...answers(0, 50), both(typed), both(form), ...answers(50, 450)]);
+    expect(await regenerateInput(pagedOnly(), 's')).toEqual({
+      content: 'text typed',
+      trigger: 'user',
+      rewind: { messageId: 'typed', rerun: true },
+    });
+  });
+
+  it('regenerate refuses a long session with no message of the person', async () => {
+    await stores.sessions.append('s', [both(form), ...answers(0, 350)]);
+    expect(await codeOf(regenerateInput(pagedOnly(), 's'))).toBe('NOTHING_TO_REGENERATE');
+  });
+
+  it('edit takes a typed message far back, and refuses one summarised away, reading no whole buffer', async () => {
+    await stores.sessions.append('s', [both(msg('old', 'user')), ...answers(0, 500), both(typed)]);
+    const sessions = pagedOnly();
+    expect(await editInput('s', 'old', { content: 'again' }, { sessions, files })).toMatchObject({
+      rewind: { messageId: 'old', rerun: false },
+    });
+    await stores.sessions.replaceContextPrefix('s', 'a0', msg('sum', 'user', { kind: 'summary' }));
+    expect(await codeOf(editInput('s', 'old', { content: 'again' }, { sessions, files }))).toBe(
+      'MESSAGE_NOT_EDITABLE',
+    );
+    expect(await codeOf(editInput('s', 'gone', { content: 'again' }, { sessions, files }))).toBe(
+      'MESSAGE_NOT_FOUND',
+    );
   });
 });

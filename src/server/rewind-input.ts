@@ -31,18 +31,49 @@ export function isRerunnable(message: StoredMessage): boolean {
   );
 }
 
-/** Regenerate: the session's last user message runs again, everything after it removed first. */
-export async function regenerateInput(sessions: SessionStore, sessionId: string): Promise<RunInput> {
-  return regenerateFrom(sessions, sessionId, await sessions.getMessages(sessionId));
+/** Display messages read per page while looking back for the message a rewind starts at. */
+const REWIND_PAGE = 100;
+
+/**
+ * The session's newest display messages, oldest first, back to and including the newest one that
+ * `start` accepts: what a rewind to it keeps (that one) and removes (the rest). Read a page at a
+ * time from the newest, so it costs what the rewind touches, not the session's length. Undefined
+ * when no message is accepted.
+ */
+async function tailFrom(
+  sessions: SessionStore,
+  sessionId: string,
+  start: (message: StoredMessage) => boolean,
+): Promise<StoredMessage[] | undefined> {
+  let tail: StoredMessage[] = [];
+  let before: string | undefined;
+  for (;;) {
+    const page = await sessions.getMessagePage(sessionId, {
+      limit: REWIND_PAGE,
+      ...(before === undefined ? {} : { before }),
+    });
+    // Undefined: the page's cursor was removed meanwhile; the message looked for went with it.
+    if (!page) return undefined;
+    const at = page.messages.findLastIndex(start);
+    if (at >= 0) return [...page.messages.slice(at), ...tail];
+    tail = [...page.messages, ...tail];
+    if (page.next_before === null) return undefined;
+    before = page.next_before;
+  }
 }
 
-/** `regenerateInput` for the display history `messages` already read. */
+/** Regenerate: the session's last user message runs again, everything after it removed first. */
+export async function regenerateInput(sessions: SessionStore, sessionId: string): Promise<RunInput> {
+  return regenerateFrom(sessions, sessionId, await tailFrom(sessions, sessionId, isRerunnable));
+}
+
+/** `regenerateInput` for `tail`, the display history from the message to run again on. */
 async function regenerateFrom(
   sessions: SessionStore,
   sessionId: string,
-  messages: readonly StoredMessage[],
+  tail: readonly StoredMessage[] | undefined,
 ): Promise<RunInput> {
-  const last = messages.findLast(isRerunnable);
+  const last = tail?.[0];
   if (!last) throw new ApiError('NOTHING_TO_REGENERATE', 'send a message first');
   await requireInContext(sessions, sessionId, last);
   return { content: last.content ?? '', trigger: 'user', rewind: { messageId: last.id, rerun: true } };
@@ -59,7 +90,7 @@ export async function editInput(
   message: ClientMessage,
   deps: EditDeps,
 ): Promise<RunInput> {
-  return editFrom(sessionId, messageId, message, deps, await deps.sessions.getMessages(sessionId));
+  return editFrom(sessionId, messageId, message, deps, await deps.sessions.getMessage(sessionId, messageId));
 }
 
 /** What an edit checks its new message with. */
@@ -69,15 +100,14 @@ export interface EditDeps {
   refuseImages?: (sessionId: string) => Promise<void>;
 }
 
-/** `editInput` for the display history `messages` already read. */
+/** `editInput` for `target`, the stored message `messageId` (undefined when there is none). */
 async function editFrom(
   sessionId: string,
   messageId: string,
   message: ClientMessage,
   deps: EditDeps,
-  messages: readonly StoredMessage[],
+  target: StoredMessage | undefined,
 ): Promise<RunInput> {
-  const target = messages.find((m) => m.id === messageId);
   if (!target)
     throw new ApiError(
       'MESSAGE_NOT_FOUND',
@@ -102,39 +132,41 @@ export interface RewindDeps {
 }
 
 /**
- * Checks and starts a regenerate (as `regenerateInput`). The display history is read once: the
- * check finds the message to run again in it, and the forms answered in the turns the rewind
- * removes are found in it too (`FormSubmissions.reopenRemoved`). Throws as `RunRegistry.start` does.
+ * Checks and starts a regenerate (as `regenerateInput`). The display history is read back from
+ * the newest message to the one run again, once: the check finds that message there, and the
+ * forms answered in the turns the rewind removes are found there too
+ * (`FormSubmissions.reopenRemoved`). Throws as `RunRegistry.start` does.
  */
 export async function startRegenerate(deps: RewindDeps, sessionId: string): Promise<AgentRun> {
-  const messages = await deps.sessions.getMessages(sessionId);
-  return startRewind(deps, sessionId, await regenerateFrom(deps.sessions, sessionId, messages), messages);
+  const tail = await tailFrom(deps.sessions, sessionId, isRerunnable);
+  return startRewind(deps, sessionId, await regenerateFrom(deps.sessions, sessionId, tail), tail ?? []);
 }
 
-/** Checks and starts an edit (as `editInput`), reading the display history once like `startRegenerate`. */
+/** Checks and starts an edit (as `editInput`), reading the display history back to it once like `startRegenerate`. */
 export async function startEdit(
   deps: RewindDeps & Omit<EditDeps, 'sessions'>,
   sessionId: string,
   messageId: string,
   message: ClientMessage,
 ): Promise<AgentRun> {
-  const messages = await deps.sessions.getMessages(sessionId);
-  const input = await editFrom(sessionId, messageId, message, deps, messages);
-  return startRewind(deps, sessionId, input, messages);
+  const tail = await tailFrom(deps.sessions, sessionId, (m) => m.id === messageId);
+  const input = await editFrom(sessionId, messageId, message, deps, tail?.[0]);
+  return startRewind(deps, sessionId, input, tail ?? []);
 }
 
 /**
  * Starts the run of a regenerate or an edit; the forms answered in the turns it removes (found in
- * `before`, the display history as it stands before the run) may be answered again.
+ * `tail`, the display history from the rewind's message on, as it stands before the run) may be
+ * answered again.
  */
 function startRewind(
   deps: RewindDeps,
   sessionId: string,
   input: RunInput,
-  before: readonly StoredMessage[],
+  tail: readonly StoredMessage[],
 ): AgentRun {
   const run = deps.runs.start(sessionId, input);
-  deps.forms.reopenRemoved(run, sessionId, before, deps.log);
+  deps.forms.reopenRemoved(run, sessionId, tail, deps.log);
   return run;
 }
 
@@ -143,8 +175,7 @@ async function requireInContext(
   sessionId: string,
   message: StoredMessage,
 ): Promise<void> {
-  const context = await sessions.getContext(sessionId);
-  if (!context.some((m) => m.id === message.id))
+  if (!(await sessions.isInContext(sessionId, message.id)))
     throw new ApiError(
       'MESSAGE_NOT_EDITABLE',
       "it was summarised to keep the conversation within the model's context; send a new message instead",

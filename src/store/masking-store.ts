@@ -19,7 +19,9 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
     delete: (id) => store.delete(id),
     getMessages: (id) => store.getMessages(id),
     getMessagePage: (id, options) => store.getMessagePage(id, options),
+    getMessage: (id, messageId) => store.getMessage(id, messageId),
     getContext: (id) => store.getContext(id),
+    isInContext: (id, messageId) => store.isInContext(id, messageId),
     append: (sessionId, entries: BufferedMessage[]) =>
       store.append(
         sessionId,

@@ -72,8 +72,12 @@ export interface SessionStore {
     sessionId: string,
     options: { limit: number; before?: string },
   ): Promise<MessagePage | undefined>;
+  /** The display message `messageId` of this session, or undefined. Costs one message. */
+  getMessage(sessionId: string, messageId: string): Promise<StoredMessage | undefined>;
   /** LLM context buffer, oldest first. */
   getContext(sessionId: string): Promise<StoredMessage[]>;
+  /** Whether the context buffer still holds `messageId` (compression may have summarised it). */
+  isInContext(sessionId: string, messageId: string): Promise<boolean>;
   /**
    * Appends messages to the buffers they name, in order, in one transaction. Cost is in
    * proportion to what is appended, never to the session's length.

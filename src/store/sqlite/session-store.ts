@@ -58,6 +58,7 @@ class BufferStatements {
   readonly lastSeq: Statement<[string], number>;
   readonly seqOf: Statement<[string, string], number>;
   readonly all: Statement<[string], MessageRow>;
+  readonly byId: Statement<[string, string], MessageRow>;
   /** The newest `limit` rows, newest first; and those before a seq. Both walk the index backwards. */
   readonly newest: Statement<[string, number], MessageRow>;
   readonly olderThan: Statement<[string, number, number], MessageRow>;
@@ -81,6 +82,9 @@ class BufferStatements {
       .pluck();
     this.all = db.prepare(
       `SELECT id, role, content, payload, created_at FROM ${table} WHERE session_id = ? ORDER BY seq`,
+    );
+    this.byId = db.prepare(
+      `SELECT id, role, content, payload, created_at FROM ${table} WHERE session_id = ? AND id = ?`,
     );
     this.newest = db.prepare(
       `SELECT id, role, content, payload, created_at FROM ${table}
@@ -350,8 +354,17 @@ export class SqliteSessionStore implements SessionStore {
     return { messages: page, next_before: more && page.length > 0 ? page[0]!.id : null };
   }
 
+  async getMessage(sessionId: string, messageId: string): Promise<StoredMessage | undefined> {
+    const row = this.display.byId.get(sessionId, messageId);
+    return row ? fromRow(row) : undefined;
+  }
+
   async getContext(sessionId: string): Promise<StoredMessage[]> {
     return this.context.all.all(sessionId).map(fromRow);
+  }
+
+  async isInContext(sessionId: string, messageId: string): Promise<boolean> {
+    return this.context.seqOf.get(sessionId, messageId) !== undefined;
   }
 
   async append(sessionId: string, entries: BufferedMessage[]): Promise<void> {
