@@ -86,7 +86,10 @@ export const errorTable = {
       'Only a message you typed can be edited, and only while it is still in the conversation the model reads (not yet summarised)',
   },
   INVALID_QUERY: { status: 400, message: 'The search needs 1 to 500 characters of text in q' },
-  INVALID_PAGE: { status: 400, message: 'limit must be a whole number from 1 to 1000' },
+  INVALID_PAGE: {
+    status: 400,
+    message: 'The page asked for is not valid (limit: a whole number from 1 to 1000; before: a message id)',
+  },
   INVALID_IMPORT: { status: 400, message: 'The file is not a Navi session export' },
   INVALID_PROFILE: { status: 400, message: 'The profile is not valid' },
   RUN_ACTIVE: { status: 409, message: 'The session is already answering; wait for it or stop it' },

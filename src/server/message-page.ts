@@ -24,7 +24,7 @@ function limitOf(raw: unknown): number {
   if (!(limit >= 1 && limit <= MAX_PAGE_LIMIT)) {
     throw new ApiError(
       'INVALID_PAGE',
-      `got ${shown(raw)}; send one limit, or none for the newest ${DEFAULT_PAGE_LIMIT}`,
+      `limit got ${shown(raw)}; send one limit, or none for the newest ${DEFAULT_PAGE_LIMIT}`,
     );
   }
   return limit;

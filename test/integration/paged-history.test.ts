@@ -159,7 +159,7 @@ describe('GET /sessions/{id}', () => {
         400,
         'INVALID_PAGE',
       );
-      expect(error).toMatch(/limit must be a whole number from 1 to 1000/);
+      expect(error).toMatch(/limit: a whole number from 1 to 1000.*limit got/);
       expect(error).toContain(`got ${JSON.stringify(limit.length > 20 ? `${limit.slice(0, 20)}…` : limit)}`);
     }
     await refused(`/sessions/${long}?limit`, 400, 'INVALID_PAGE');
