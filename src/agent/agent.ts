@@ -146,21 +146,28 @@ export class Agent implements AgentApi {
     }
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
-    const opening = await openTurn(this.records, transcript, input, userMessageId);
+    const rerun = input.rewind?.rerun === true;
+    const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
+    if (!session.title && !input.contextOnly && !rerun && input.content.trim())
+      patch.title = titleFrom(input.content);
+    // A new message carries the session's patch into its own write; a rewind's comes below.
+    const opening = await openTurn(
+      this.records,
+      transcript,
+      input,
+      userMessageId,
+      input.rewind ? undefined : patch,
+    );
     if (!opening.ok) {
       end({ type: 'error', message: opening.message, recoverable: false, code: opening.code });
       return;
     }
     opened.transcript = transcript;
-    const rerun = input.rewind?.rerun === true;
-    const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
-    if (!session.title && !input.contextOnly && !rerun && input.content.trim())
-      patch.title = titleFrom(input.content);
     const context = await transcript.loadContext();
     // The count read for the removed turns would be stale: an estimate of what is left stands in
     // until the run's first LLM call reports the real figure.
     const tokens = input.rewind ? estimateTokens('', context, '') : session.context_token_count;
-    await sessions.update(sessionId, input.rewind ? { ...patch, context_token_count: tokens } : patch);
+    if (input.rewind) await sessions.update(sessionId, { ...patch, context_token_count: tokens });
     // Sent once the session is as the rest of the run finds it, so a client reading it now agrees.
     const rewound = rewoundEvent(opening.rewound);
     if (rewound) emit(rewound);
@@ -268,13 +275,16 @@ export class Agent implements AgentApi {
       state.tokens = turn.usage
         ? turn.usage.promptTokens + turn.usage.completionTokens
         : estimateTokens(system, state.context, turn.text);
-      await state.transcript.setTokenCount(state.tokens);
 
-      // The answer's id when it is stored; an empty answer nobody saw begin is not.
+      // The answer's id when it is stored; an empty answer nobody saw begin is not. The token
+      // count goes with the answer's write, or on its own when there is no answer.
       const finishAnswer = async (end: AnswerEnd): Promise<{ messageId?: string }> => {
-        if (!writer && turn.text === '') return {};
+        if (!writer && turn.text === '') {
+          await state.transcript.setTokenCount(state.tokens);
+          return {};
+        }
         writer ??= state.transcript.beginAnswer(answer);
-        await (await writer).finish(turn.text, turn.thinking, end);
+        await (await writer).finish(turn.text, turn.thinking, { ...end, tokens: state.tokens });
         state.context.push({
           ...answer,
           content: turn.text,

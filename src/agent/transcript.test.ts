@@ -100,4 +100,26 @@ describe('SessionTranscript answers', () => {
     writer.progress('Hi', '');
     await expect(writer.finish('Hi', '', {})).rejects.toThrow(/no-such-session does not exist/);
   });
+
+  it('stores the token count with the answer, in either path', async () => {
+    const { logger } = captureLogger();
+    const quick = await new SessionTranscript(sessionId, stores.sessions, logger, 3_600_000).beginAnswer(
+      answer('q'),
+    );
+    quick.progress('Hi', '');
+    await quick.finish('Hi', '', { tokens: 321 });
+    expect((await stores.sessions.get(sessionId))?.context_token_count).toBe(321);
+    const slow = await new SessionTranscript(sessionId, stores.sessions, logger, 10).beginAnswer(answer('l'));
+    slow.progress('Long', '');
+    await until(
+      () => stores.sessions.getMessages(sessionId),
+      (messages) => messages.length === 2,
+    );
+    await slow.finish('Long answer', '', { tokens: 654 });
+    expect((await stores.sessions.get(sessionId))?.context_token_count).toBe(654);
+    expect((await stores.sessions.getMessages(sessionId)).map((m) => m.content)).toEqual([
+      'Hi',
+      'Long answer',
+    ]);
+  });
 });

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { type AnswerMarks, StreamingSaver } from '../store/streaming-saver.js';
-import type { BufferedMessage, SessionStore, StoredMessage } from '../store/types.js';
+import type { BufferedMessage, SessionPatch, SessionStore, StoredMessage } from '../store/types.js';
 
 /** How an answer ended: finished (no marks), interrupted, or interrupted because stopped. */
 export interface AnswerEnd {
@@ -12,6 +12,11 @@ export interface AnswerEnd {
   stopped?: true;
   /** Actions the answer claims that no tool call of its run backs (stored with it). */
   unverifiedClaims?: string[];
+  /**
+   * The session's token count after the call that gave the answer: stored with the answer, in
+   * the same write when there is one, as `setTokenCount` would store it.
+   */
+  tokens?: number;
 }
 
 /** Persists an answer while it streams: at most about once a second, never per delta. */
@@ -25,7 +30,8 @@ export interface Transcript {
   readonly sessionId: string;
   readonly persisted: boolean;
   loadContext(): Promise<StoredMessage[]>;
-  append(entries: BufferedMessage[]): Promise<void>;
+  /** Appends `entries`; `session` changes the session row in the same write. */
+  append(entries: BufferedMessage[], session?: SessionPatch): Promise<void>;
   /**
    * Starts `message` and returns its writer. A persisted answer reaches the store, marked
    * interrupted, at most one save interval after its first progress, or whole when it finishes
@@ -49,8 +55,8 @@ export class SessionTranscript implements Transcript {
     return this.store.getContext(this.sessionId);
   }
 
-  append(entries: BufferedMessage[]): Promise<void> {
-    return this.store.append(this.sessionId, entries);
+  append(entries: BufferedMessage[], session?: SessionPatch): Promise<void> {
+    return this.store.append(this.sessionId, entries, session);
   }
 
   async beginAnswer(message: StoredMessage): Promise<AnswerWriter> {
@@ -58,11 +64,13 @@ export class SessionTranscript implements Transcript {
   }
 
   async setTokenCount(tokens: number): Promise<void> {
-    await this.store.update(this.sessionId, {
-      context_token_count: tokens,
-      last_active: new Date().toISOString(),
-    });
+    await this.store.update(this.sessionId, tokenPatch(tokens));
   }
+}
+
+/** The session row after an LLM call: its token count, and that it was active just now. */
+function tokenPatch(tokens: number): SessionPatch {
+  return { context_token_count: tokens, last_active: new Date().toISOString() };
 }
 
 /**
@@ -110,27 +118,33 @@ class StoredAnswer implements AnswerWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const claims = end.unverifiedClaims && end.unverifiedClaims.length > 0 ? end.unverifiedClaims : undefined;
+    const session = end.tokens === undefined ? undefined : tokenPatch(end.tokens);
     if (!this.appended) {
-      // Done within the interval: one append of the finished answer, marks and claims included.
-      await this.store.append(this.sessionId, [
-        {
-          message: {
-            ...this.message,
-            content,
-            ...(thinking ? { thinking } : {}),
-            ...(end.interrupted ? { interrupted: true } : {}),
-            ...(end.stopped ? { stopped: true } : {}),
-            ...(claims ? { unverified_claims: claims } : {}),
+      // Done within the interval: one write of the finished answer, marks, claims and token count.
+      await this.store.append(
+        this.sessionId,
+        [
+          {
+            message: {
+              ...this.message,
+              content,
+              ...(thinking ? { thinking } : {}),
+              ...(end.interrupted ? { interrupted: true } : {}),
+              ...(end.stopped ? { stopped: true } : {}),
+              ...(claims ? { unverified_claims: claims } : {}),
+            },
+            display: true,
+            context: true,
           },
-          display: true,
-          context: true,
-        },
-      ]);
+        ],
+        session,
+      );
       return;
     }
     const saver = await this.appended;
     const marks: AnswerMarks = { interrupted: end.interrupted === true, stopped: end.stopped === true };
     const saved = await saver.finish(content, marks, thinking);
+    if (session) await this.store.update(this.sessionId, session);
     if (!saved || !claims) return;
     try {
       await this.store.updateMessage(this.sessionId, this.message.id, { unverified_claims: claims });

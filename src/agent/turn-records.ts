@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ErrorCode } from '../protocol/error-codes.js';
 import type { AgentEvent } from '../protocol/events.js';
 import type { RecallStamp } from '../protocol/rest.js';
-import type { SessionStore, StoredMessage } from '../store/types.js';
+import type { SessionPatch, SessionStore, StoredMessage } from '../store/types.js';
 import type { Transcript } from './transcript.js';
 import type { RunInput } from './types.js';
 
@@ -35,14 +35,16 @@ export function turnMessageId(deps: TurnRecordDeps, input: RunInput): string {
 /**
  * Puts the run's user message in place: a regenerate or an edit first removes what it replaces;
  * a regenerate then answers the message already there, anything else appends `input` as a new
- * one with the id `userMessageId` (from `turnMessageId`). Refuses, changing nothing, when the
- * message to rewind to is gone or was summarised since the request was checked.
+ * one with the id `userMessageId` (from `turnMessageId`), with `session` applied to the session
+ * row in the same write. Refuses, changing nothing, when the message to rewind to is gone or was
+ * summarised since the request was checked.
  */
 export async function openTurn(
   deps: TurnRecordDeps,
   transcript: Transcript,
   input: RunInput,
   userMessageId: string,
+  session?: SessionPatch,
 ): Promise<TurnOpening> {
   const { rewind } = input;
   let rewound: string[] = [];
@@ -70,7 +72,7 @@ export async function openTurn(
   // A form submission is kept in the display buffer too (kind `form_submit`), so its form
   // still shows as sent after compression rewrote the context (no bubble is drawn).
   const display = !input.contextOnly || input.formSubmit !== undefined;
-  await transcript.append([{ message: user, display, context: true }]);
+  await transcript.append([{ message: user, display, context: true }], session);
   return { ok: true, rewound };
 }
 

@@ -22,12 +22,13 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
     getMessage: (id, messageId) => store.getMessage(id, messageId),
     getContext: (id) => store.getContext(id),
     isInContext: (id, messageId) => store.isInContext(id, messageId),
-    append: (sessionId, entries: BufferedMessage[]) =>
+    append: (sessionId, entries: BufferedMessage[], session) =>
       store.append(
         sessionId,
         secrets.size === 0
           ? entries
           : entries.map((entry) => ({ ...entry, message: mask<StoredMessage>(entry.message) })),
+        session,
       ),
     updateMessage: (sessionId, messageId, patch: MessagePatch) =>
       store.updateMessage(sessionId, messageId, mask(patch)),

@@ -80,9 +80,10 @@ export interface SessionStore {
   isInContext(sessionId: string, messageId: string): Promise<boolean>;
   /**
    * Appends messages to the buffers they name, in order, in one transaction. Cost is in
-   * proportion to what is appended, never to the session's length.
+   * proportion to what is appended, never to the session's length. `session`, when given, is
+   * applied to the session row in the same transaction (as `update` would).
    */
-  append(sessionId: string, entries: BufferedMessage[]): Promise<void>;
+  append(sessionId: string, entries: BufferedMessage[], session?: SessionPatch): Promise<void>;
   /**
    * Updates a message already appended (by its id, in whichever buffers hold it). Used only for
    * the message being streamed, so a partial answer is on disk while it grows.

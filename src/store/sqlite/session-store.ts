@@ -152,6 +152,23 @@ function insertRow(sessionId: string, seq: number, m: StoredMessage): InsertMess
   };
 }
 
+/** The parameters of the session patch statement: null leaves a column as it is. */
+function patchRow(id: string, patch: SessionPatch): Record<string, string | number | null> {
+  return {
+    id,
+    title: patch.title ?? null,
+    pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+    profile_id: patch.profile_id ?? null,
+    context_token_count: patch.context_token_count ?? null,
+    last_active: patch.last_active ?? null,
+    set_model: patch.model_override === undefined ? 0 : 1,
+    model_override:
+      patch.model_override == null
+        ? null
+        : JSON.stringify({ backend: patch.model_override.backend, model: patch.model_override.model }),
+  };
+}
+
 /** Turns SQLite constraint codes into messages that say which session or message was wrong. */
 function explain(err: unknown, sessionId: string): unknown {
   if (!(err instanceof BetterSqlite3.SqliteError)) return err;
@@ -179,7 +196,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly deleteSession: Statement<[string]>;
   private readonly deleteKv: Statement<[string]>;
   private readonly deleteFiles: Statement<[string]>;
-  private readonly appendTx: (sessionId: string, entries: BufferedMessage[]) => void;
+  private readonly appendTx: (sessionId: string, entries: BufferedMessage[], session?: SessionPatch) => void;
   private readonly updateTx: (sessionId: string, messageId: string, patch: MessagePatch) => void;
   private readonly compressTx: (
     sessionId: string,
@@ -218,21 +235,25 @@ export class SqliteSessionStore implements SessionStore {
     this.deleteKv = db.prepare('DELETE FROM session_kv WHERE session_id = ?');
     this.deleteFiles = db.prepare('DELETE FROM session_files WHERE session_id = ?');
 
-    this.appendTx = db.transaction((sessionId: string, entries: BufferedMessage[]) => {
-      // Read each buffer's last seq at most once per call, then count on from it.
-      let nextDisplay: number | undefined;
-      let nextContext: number | undefined;
-      for (const { message, display, context } of entries) {
-        if (display) {
-          nextDisplay ??= (this.display.lastSeq.get(sessionId) ?? 0) + 1;
-          this.display.insert.run(insertRow(sessionId, nextDisplay++, message));
+    this.appendTx = db.transaction(
+      (sessionId: string, entries: BufferedMessage[], session?: SessionPatch) => {
+        // Read each buffer's last seq at most once per call, then count on from it.
+        let nextDisplay: number | undefined;
+        let nextContext: number | undefined;
+        for (const { message, display, context } of entries) {
+          if (display) {
+            nextDisplay ??= (this.display.lastSeq.get(sessionId) ?? 0) + 1;
+            this.display.insert.run(insertRow(sessionId, nextDisplay++, message));
+          }
+          if (context) {
+            nextContext ??= (this.context.lastSeq.get(sessionId) ?? 0) + 1;
+            this.context.insert.run(insertRow(sessionId, nextContext++, message));
+          }
         }
-        if (context) {
-          nextContext ??= (this.context.lastSeq.get(sessionId) ?? 0) + 1;
-          this.context.insert.run(insertRow(sessionId, nextContext++, message));
-        }
-      }
-    });
+        // One commit for the turn's write and the session row it changes (last_active, tokens).
+        if (session) this.patchSession.run(patchRow(sessionId, session));
+      },
+    );
 
     this.updateTx = db.transaction((sessionId: string, messageId: string, patch: MessagePatch) => {
       const params: UpdateMessage = {
@@ -312,19 +333,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async update(id: string, patch: SessionPatch): Promise<SessionRecord | undefined> {
-    this.patchSession.run({
-      id,
-      title: patch.title ?? null,
-      pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
-      profile_id: patch.profile_id ?? null,
-      context_token_count: patch.context_token_count ?? null,
-      last_active: patch.last_active ?? null,
-      set_model: patch.model_override === undefined ? 0 : 1,
-      model_override:
-        patch.model_override == null
-          ? null
-          : JSON.stringify({ backend: patch.model_override.backend, model: patch.model_override.model }),
-    });
+    this.patchSession.run(patchRow(id, patch));
     return this.get(id);
   }
 
@@ -367,10 +376,10 @@ export class SqliteSessionStore implements SessionStore {
     return this.context.seqOf.get(sessionId, messageId) !== undefined;
   }
 
-  async append(sessionId: string, entries: BufferedMessage[]): Promise<void> {
-    if (entries.length === 0) return;
+  async append(sessionId: string, entries: BufferedMessage[], session?: SessionPatch): Promise<void> {
+    if (entries.length === 0 && !session) return;
     try {
-      this.appendTx(sessionId, entries);
+      this.appendTx(sessionId, entries, session);
     } catch (err) {
       throw explain(err, sessionId);
     }
