@@ -57,6 +57,7 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly insertFact: Statement<[string, string, string, string | null, string, string]>;
   private readonly bumpRevision: Statement<[]>;
   private readonly replaceValue: Statement<[string, string, string | null, number]>;
+  private readonly ranked: Statement<[string, number], { id: number; bm25: number }>;
   private readonly index: VectorIndex;
 
   constructor(
@@ -78,6 +79,11 @@ export class SqliteMemoryStore implements MemoryStore {
     this.replaceValue = db.prepare(
       `UPDATE memory_facts SET value = ?, updated_at = ?, source_session_id = coalesce(?, source_session_id),
          embedding = NULL, embedding_model = NULL WHERE id = ?`,
+    );
+    // Weights: a word in the key says more about the fact than one in the category or value.
+    this.ranked = db.prepare(
+      `SELECT rowid AS id, bm25(memory_facts_fts, 1.0, 2.0, 1.0) AS bm25 FROM memory_facts_fts
+       WHERE memory_facts_fts MATCH ? ORDER BY bm25, rowid LIMIT ?`,
     );
     this.index = new VectorIndex(db, this.vectorEngine);
   }
@@ -215,11 +221,7 @@ export class SqliteMemoryStore implements MemoryStore {
    * ranking, and the facts' rows only for the hits returned.
    */
   private rankedFacts(queries: FtsQueries, limit: number): (MemoryFact & { bm25: number })[] {
-    // Weights: a word in the key says more about the fact than one in the category or value.
-    const ranked = this.db.prepare<[string, number], { id: number; bm25: number }>(
-      `SELECT rowid AS id, bm25(memory_facts_fts, 1.0, 2.0, 1.0) AS bm25 FROM memory_facts_fts
-       WHERE memory_facts_fts MATCH ? ORDER BY bm25, rowid LIMIT ?`,
-    );
+    const ranked = this.ranked;
     const hits = ranked.all(queries.all, limit);
     if (hits.length < limit && queries.any !== queries.all) {
       const seen = new Set(hits.map((h) => h.id));

@@ -25,12 +25,21 @@ export const MIN_CANDIDATES = 200;
  */
 export const EXACT_UP_TO = 2000;
 
+interface RerankParams {
+  ids: string;
+  model: string;
+  bytes: number;
+  limit: number;
+}
+
 export class VectorIndex {
   private revision = -1;
   private readonly sets = new Map<string, CodeSet>();
   private readonly readRevision: Statement<[], number>;
   private readonly codeOf: Statement<[number], { model: string; dimension: number; code: Buffer }>;
   private readonly writeCode: Statement<[number, string, number, Buffer]>;
+  private readonly rerankInSql: Statement<RerankParams & { query: Buffer }, VectorHit> | undefined;
+  private readonly candidateRows: Statement<RerankParams, [number, Buffer]>;
 
   constructor(
     private readonly db: Database,
@@ -45,6 +54,20 @@ export class VectorIndex {
       `INSERT INTO memory_fact_codes (fact_id, model, dimension, code) VALUES (?, ?, ?, ?)
        ON CONFLICT (fact_id) DO UPDATE SET model = excluded.model, dimension = excluded.dimension, code = excluded.code`,
     );
+    const candidates =
+      'id IN (SELECT value FROM json_each(@ids)) AND embedding_model = @model AND length(embedding) = @bytes';
+    // Only a connection with sqlite-vec loaded knows vec_distance_cosine.
+    this.rerankInSql =
+      engine === 'sqlite-vec'
+        ? db.prepare(
+            `SELECT id, distance FROM (
+               SELECT id, vec_distance_cosine(embedding, @query) AS distance FROM memory_facts WHERE ${candidates})
+             WHERE distance IS NOT NULL ORDER BY distance, id LIMIT @limit`,
+          )
+        : undefined;
+    this.candidateRows = db
+      .prepare<RerankParams, [number, Buffer]>(`SELECT id, embedding FROM memory_facts WHERE ${candidates}`)
+      .raw();
   }
 
   /** Writes the code of a vector just stored for `id`; call inside `track`. */
@@ -80,21 +103,11 @@ export class VectorIndex {
       return exactNearest(this.db, this.engine, vector, model, limit);
     const ids = set.closest(codeWords(binaryCode(vector)), wanted);
     const params = { ids: JSON.stringify(ids), model, bytes: vector.length * 4, limit };
-    const candidates =
-      'id IN (SELECT value FROM json_each(@ids)) AND embedding_model = @model AND length(embedding) = @bytes';
-    if (this.engine === 'sqlite-vec') {
-      return this.db
-        .prepare<typeof params & { query: Buffer }, VectorHit>(
-          `SELECT id, distance FROM (
-             SELECT id, vec_distance_cosine(embedding, @query) AS distance FROM memory_facts WHERE ${candidates})
-           WHERE distance IS NOT NULL ORDER BY distance, id LIMIT @limit`,
-        )
-        .all({ ...params, query: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) });
+    if (this.rerankInSql) {
+      const query = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+      return this.rerankInSql.all({ ...params, query });
     }
-    const rows = this.db
-      .prepare<typeof params, [number, Buffer]>(`SELECT id, embedding FROM memory_facts WHERE ${candidates}`)
-      .raw()
-      .all(params);
+    const rows = this.candidateRows.all(params);
     return rankByCosine(vector, rows).slice(0, limit);
   }
 
