@@ -246,6 +246,13 @@ export async function benchStreams(options: BenchOptions = { flags: {} }): Promi
         ...(streams >= 200 ? { goal: { value: DELAY_GOAL_MS, direction: 'max' as const } } : {}),
       });
       rows.push({ name: `/health latency p99, ${label}`, value: r.healthP99Ms, unit: 'ms' });
+      // Below the offered rate, Navi (or this machine) did not keep up: the answers stretched out.
+      rows.push({
+        name: `tokens relayed per second, ${label}`,
+        value: r.tokens / r.windowS,
+        unit: 'tokens/s',
+        note: `offered ${streams * rate} tokens/s`,
+      });
       rows.push({
         name: `runs lost, doubled or out of order, ${label}`,
         value: new Set(r.broken.map((b) => b.split(':')[0])).size,
