@@ -2,6 +2,7 @@
  * The HTTP exchange against a raw TCP server that misbehaves the way real servers do: closing
  * a connection the client still holds as kept-alive.
  */
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerInfo } from './failures.js';
@@ -69,5 +70,67 @@ describe('openHttp', () => {
     expect(failure).toBeInstanceOf(LlmError);
     expect((failure as Error).message).toContain('connection closed before an answer');
     expect(s.connections()).toBe(2);
+  });
+});
+
+describe('openHttp idle limit on the body', () => {
+  let http: HttpServer | undefined;
+  afterEach(() => http?.close());
+
+  /** Answers with `chunks` lines, `gapMs` apart, then stays silent if `stall`. */
+  function streamingServer(chunks: number, gapMs: number, stall = false): Promise<string> {
+    http = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      let sent = 0;
+      const next = () => {
+        res.write(`{"n":${sent}}\n`);
+        sent += 1;
+        if (sent < chunks) setTimeout(next, gapMs);
+        else if (!stall) res.end();
+      };
+      next();
+    });
+    return new Promise((resolve) =>
+      http!.listen(0, '127.0.0.1', () => {
+        const { port } = http!.address() as { port: number };
+        resolve(`http://127.0.0.1:${port}`);
+      }),
+    );
+  }
+
+  const limited = (url: string, idleMs: number) => ({
+    ...call(url),
+    idleTimeout: { ms: idleMs, setting: 'LLM_IDLE_TIMEOUT_MS' },
+  });
+
+  async function drain(body: AsyncIterable<Uint8Array>, holdMs = 0): Promise<string> {
+    const decoder = new TextDecoder();
+    let text = '';
+    for await (const bytes of body) {
+      text += decoder.decode(bytes, { stream: true });
+      if (holdMs > 0) await new Promise((r) => setTimeout(r, holdMs));
+    }
+    return text;
+  }
+
+  it('lets a stream that never pauses long run longer than the limit', async () => {
+    // 20 chunks 50 ms apart: a second in all, five times the limit, no gap near it.
+    const url = await streamingServer(20, 50);
+    const res = await openHttp(limited(url, 250));
+    expect((await drain(res.body)).trim().split('\n')).toHaveLength(20);
+  });
+
+  it('does not count the time the consumer holds a chunk as silence', async () => {
+    const url = await streamingServer(3, 0);
+    const res = await openHttp(limited(url, 100));
+    expect((await drain(res.body, 300)).trim().split('\n')).toHaveLength(3);
+  });
+
+  it('ends a stream gone silent with an error naming the setting', async () => {
+    const url = await streamingServer(2, 0, true);
+    const res = await openHttp(limited(url, 200));
+    const failure = await drain(res.body).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(LlmError);
+    expect((failure as Error).message).toContain('LLM_IDLE_TIMEOUT_MS');
   });
 });
