@@ -3,8 +3,9 @@
  * pages (SqliteSessionStore.getMessagePage on a SQLite file): older pages go in above the newest
  * one in order, a tool call and its result split by a page boundary end as one card, a form shows
  * the submission a newer page held, a jump reads MAX_PAGE_LIMIT at a time until its message is
- * there, one read runs at a time, a failed read can be retried, and a cursor a rewind removed
- * makes the chat read its newest page again.
+ * there, one read runs at a time, a failed read can be retried, a run in progress that began
+ * before the newest page is not shown twice, and a cursor a rewind removed makes the chat read
+ * its newest page again.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -219,6 +220,49 @@ describe('paged history in the chat', () => {
     await pages.loadOlder();
     expect(pages.error.value).toBeNull();
     expect(ids(timeline.state.entries)).toEqual(chat(150).map((m) => m.id));
+  });
+
+  it('shows no part of a run in progress twice when the run began before the newest page', async () => {
+    // m150 is the person's message of a run whose 149 answers since fill more than the newest page.
+    const run = chat(300).map((m, i) => (i > 150 ? { ...m, role: 'assistant' as const } : m));
+    const { pages, timeline } = await paged(run);
+    const start = {
+      type: 'stream_start',
+      run_id: 'r',
+      seq: 1,
+      trigger: 'user',
+      user_message_id: 'm150',
+    } as const;
+    expect(timeline.dropUnfinishedRun(start)).toBe(false);
+    expect(timeline.state.entries).toEqual([]);
+    pages.skipRun(start);
+    // The replay would rebuild m151…m299 here; older pages bring m150 and what came before it.
+    await pages.loadOlder();
+    expect(ids(timeline.state.entries)).toEqual(
+      chat(300)
+        .slice(100, 151)
+        .map((m) => m.id),
+    );
+    await pages.loadOlder();
+    expect(ids(timeline.state.entries)).toEqual(
+      chat(300)
+        .slice(0, 151)
+        .map((m) => m.id),
+    );
+
+    // A recall's prompt is the replay's to show, and a run whose start is in view drops only itself.
+    const recall = await paged(run);
+    recall.pages.skipRun({ ...start, trigger: 'recall', user_message_id: 'm120' });
+    recall.timeline.state.entries.splice(0);
+    await recall.pages.loadOlder();
+    expect(ids(recall.timeline.state.entries)).toEqual(
+      chat(300)
+        .slice(100, 120)
+        .map((m) => m.id),
+    );
+    const inView = await paged(chat(300));
+    expect(inView.timeline.dropUnfinishedRun({ ...start, user_message_id: 'm298' })).toBe(true);
+    expect(inView.timeline.state.entries.at(-1)?.messageId).toBe('m298');
   });
 
   it('reads the newest page again when a rewind removed the message its cursor names', async () => {

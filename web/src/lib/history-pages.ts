@@ -16,6 +16,7 @@
  * newer page held, so the joined pages look as one read of the whole session would.
  */
 import { nextTick, type Ref, reactive, ref } from 'vue';
+import type { EventOf } from '../../../src/protocol/events.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -99,6 +100,11 @@ export interface HistoryPages {
   loadUntil(id: string): Promise<LoadUntil>;
   /** The scroller moved: near the top, the page above is read before the person gets there. */
   onScroll(): void;
+  /**
+   * The run being replayed (`start`) began before the newest page, and its replay rebuilds all of
+   * it: older pages show what came before it (a person's run, its message too) and nothing after.
+   */
+  skipRun(start: EventOf<'stream_start'>): void;
 }
 
 export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
@@ -111,6 +117,8 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
   /** Bumped by every reset, so a page read for an earlier view is dropped. */
   let generation = 0;
   let current: Promise<SessionMessage[] | null> | null = null;
+  /** The replayed run older pages must stop before: its first message, and whether to show it. */
+  let runStart: { id: string; keep: boolean } | null = null;
 
   function reset(page: MessagePage): void {
     generation += 1;
@@ -118,6 +126,7 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
     loading.value = false;
     error.value = null;
     nextBefore.value = page.next_before;
+    runStart = null;
     submitted = submissionsFromContext(page.messages);
     loadedIds = new Set(page.messages.map((message) => message.id));
     options.timeline.reset(entriesFromMessages(page.messages));
@@ -164,7 +173,8 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
       for (const [formId, values] of submissionsFromContext(page.messages)) submitted.set(formId, values);
       for (const message of page.messages) loadedIds.add(message.id);
       const view = options.timeline.state.entries;
-      await insertAbove(joinOlder(entriesFromMessages(page.messages), view, submitted), page.next_before);
+      const shown = entriesFromMessages(beforeRun(page.messages));
+      await insertAbove(joinOlder(shown, view, submitted), page.next_before);
       return page.messages;
     } catch (err) {
       if (own !== generation) return null;
@@ -178,6 +188,22 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
     }
   }
 
+  /** The part of an older page the replay of a run in progress does not show. */
+  function beforeRun(messages: SessionMessage[]): SessionMessage[] {
+    if (runStart === null) return messages;
+    const start = runStart;
+    const at = messages.findIndex((message) => message.id === start.id);
+    if (at < 0) return [];
+    runStart = null;
+    return messages.slice(0, start.keep ? at + 1 : at);
+  }
+
+  function skipRun(start: EventOf<'stream_start'>): void {
+    // The replay shows a recall's prompt itself; a person's message only the history shows.
+    if (start.user_message_id !== undefined)
+      runStart = { id: start.user_message_id, keep: start.trigger !== 'recall' };
+  }
+
   /** One read at a time: a second caller shares the read in progress. */
   function older(limit: number): Promise<SessionMessage[] | null> {
     if (current) return current;
@@ -185,6 +211,8 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
       if (current === reading) current = null;
     });
     current = reading;
+    // A page that left the view still near the top (a short one, or one the replay shows) reads on.
+    void reading.then(onScroll);
     return reading;
   }
 
@@ -208,5 +236,5 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
     if (scroller.scrollTop < scroller.clientHeight * PREFETCH_VIEWS) void loadOlder();
   }
 
-  return { nextBefore, loading, error, reset, loadOlder, loadUntil, onScroll };
+  return { nextBefore, loading, error, reset, loadOlder, loadUntil, onScroll, skipRun };
 }

@@ -190,16 +190,17 @@ export class Timeline {
    * history already holds what that run saved so far: drop that part, the replay rebuilds it.
    * A user's run starts after its user message; a recall run at its saved prompt, which the
    * replayed `stream_start` shows again; a form run has no message of its own, so its part is
-   * what follows the last finished answer.
+   * what follows the last finished answer. False when the run's start is not in the view (it is
+   * on an older page of the history): all of the view was the run's.
    */
-  dropUnfinishedRun(start: EventOf<'stream_start'>): void {
+  dropUnfinishedRun(start: EventOf<'stream_start'>): boolean {
     const entries = this.state.entries;
     const trigger = start.trigger;
     if (trigger === 'recall') {
       const prompt = entries.findLastIndex((e) => e.kind === 'user' && sameOccurrence(e.recall, start));
       if (prompt >= 0) {
         entries.splice(prompt);
-        return;
+        return true;
       }
     }
     let i = entries.length - 1;
@@ -210,6 +211,7 @@ export class Timeline {
       if (trigger !== 'user' && entry.kind === 'notice') break;
     }
     entries.splice(i + 1);
+    return i >= 0;
   }
 
   /** Every tool card, nested ones included. */
