@@ -9,6 +9,7 @@
  * carry, so the low point stands in for it.
  */
 import type { ServerMetrics } from '../src/protocol/rest.js';
+import { CLIENT_HELD, type FdKinds, fdDifference } from './fds.js';
 import { type Tally, TRAFFIC_KINDS, type TrafficKind } from './tally.js';
 
 export interface Sample {
@@ -86,6 +87,8 @@ export interface IdlePoint {
   heapMb: number;
   rssMb: number;
   fds: number | null;
+  /** The open files by kind, where /proc tells. */
+  fdKinds?: FdKinds | null;
 }
 
 export interface Summary {
@@ -100,6 +103,8 @@ export interface Summary {
   warm: IdlePoint;
   end: IdlePoint;
   fdGrowth: number | null;
+  /** What the open files that differ are ("+1 socket to the LLM"), or ''. */
+  fdChange: string;
   loopP99MaxMs: number;
   counts: Record<TrafficKind, number>;
   busy: number;
@@ -123,7 +128,10 @@ export function summarize(
   const span = after.length > 1 ? after[after.length - 1]!.minute - after[0]!.minute : 0;
   const heapJudged = span >= MIN_JUDGED_MINUTES && after.length >= 3;
   const heapGrowth = perHour((s) => s.heapLowMb);
-  const fdGrowth = warm.fds !== null && end.fds !== null ? end.fds - warm.fds : null;
+  // Connections the driver itself keeps open are its choice, not the server's files.
+  const held = (p: IdlePoint) => p.fdKinds?.[CLIENT_HELD] ?? 0;
+  const fdGrowth =
+    warm.fds !== null && end.fds !== null ? end.fds - held(end) - (warm.fds - held(warm)) : null;
   const failures: string[] = [];
   if (heapJudged && heapGrowth > HEAP_GROWTH_LIMIT_MB_PER_HOUR)
     failures.push(
@@ -143,6 +151,7 @@ export function summarize(
     warm,
     end,
     fdGrowth,
+    fdChange: warm.fdKinds && end.fdKinds ? fdDifference(warm.fdKinds, end.fdKinds) : '',
     loopP99MaxMs: Math.max(0, ...after.map((s) => s.loopP99Ms)),
     counts: { ...tally.counts },
     busy: tally.busy,
@@ -167,7 +176,8 @@ export function formatSummary(s: Summary): string {
         ? `, limit ${HEAP_GROWTH_LIMIT_MB_PER_HOUR}`
         : `, not judged: under ${MIN_JUDGED_MINUTES} minutes after warm-up`),
     `  rss growth after warm-up: ${f1(s.rssGrowthMbPerHour)} MB/hour`,
-    `  open files, end minus warm-up (both idle): ${s.fdGrowth ?? '?'} (slack ${FD_SLACK})`,
+    `  open files, end minus warm-up (both idle), the connections the driver holds not counted: ${s.fdGrowth ?? '?'} (slack ${FD_SLACK})` +
+      (s.fdChange ? `: ${s.fdChange}` : ''),
     `  event-loop delay p99, worst minute after warm-up: ${f1(s.loopP99MaxMs)} ms`,
     `  traffic: ${TRAFFIC_KINDS.map((k) => `${k} ${s.counts[k]}`).join(', ')}; refused as busy (a recall's run) ${s.busy}`,
     `  errors: ${s.errors} (5xx ${s.serverErrors})`,

@@ -9,7 +9,8 @@
  *   npm run soak                      one hour
  *   npm run soak -- --quick           three minutes, a sample every 15 s
  *   npm run soak -- --minutes 10      --seconds 20, --sample-seconds 5, --warmup-minutes 2,
- *                                     --users 4, --sessions 6, --json <file> (the summary)
+ *                                     --users 4, --sessions 6, --json <file> (the summary),
+ *                                     --profile <dir> (the server's CPU profile)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { closedPortUrl, startFakeLlm } from '../test/fake-llm/index.js';
 import { repoRoot, tempDir } from '../test/support/navi.js';
 import { naviProcessEnv, spawnNavi } from '../test/support/navi-process.js';
 import { soakReply } from './fake-model.js';
+import { fdKinds } from './fds.js';
 import { formatSample, formatSummary, type IdlePoint, type Sample, sampleOf, summarize } from './report.js';
 import { Tally } from './tally.js';
 import { Traffic } from './traffic.js';
@@ -32,6 +34,8 @@ interface Options {
   users: number;
   sessions: number;
   json?: string;
+  /** Folder for a CPU profile of the server (`node --cpu-prof`), written when it stops. */
+  profile?: string;
 }
 
 const READ_EVERY_MS = 5_000;
@@ -39,7 +43,7 @@ const READ_EVERY_MS = 5_000;
 function usage(problem: string): never {
   console.error(
     `soak: ${problem}\nusage: npm run soak -- [--quick | --minutes N | --seconds N] [--sample-seconds N] ` +
-      '[--warmup-minutes N] [--users N] [--sessions N] [--json FILE]',
+      '[--warmup-minutes N] [--users N] [--sessions N] [--json FILE] [--profile DIR]',
   );
   process.exit(2);
 }
@@ -67,7 +71,9 @@ function parseOptions(args: string[]): Options {
   };
   const quick = flags.delete('quick');
   const json = flags.get('json');
+  const profile = flags.get('profile');
   flags.delete('json');
+  flags.delete('profile');
   let seconds = quick ? 180 : 3600;
   if (flags.has('minutes')) seconds = number('minutes', 60, 0.1) * 60;
   if (flags.has('seconds')) seconds = number('seconds', 60, 5);
@@ -77,7 +83,15 @@ function parseOptions(args: string[]): Options {
   const sessions = number('sessions', 6, 1);
   if (flags.size > 0) usage(`unknown option(s): ${[...flags.keys()].map((k) => `--${k}`).join(', ')}`);
   if (sessions < users) usage('--sessions must be at least --users: each user needs a session of its own');
-  return { seconds, sampleSeconds, warmupSeconds, users, sessions, ...(json ? { json } : {}) };
+  return {
+    seconds,
+    sampleSeconds,
+    warmupSeconds,
+    users,
+    sessions,
+    ...(json ? { json } : {}),
+    ...(profile ? { profile } : {}),
+  };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -134,10 +148,20 @@ async function main(): Promise<number> {
     dir,
     port,
     ollamaUrl: fake.ollamaUrl,
-    extra: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'soak', LOG_LEVEL: 'WARN' },
+    extra: {
+      PROFILES_DIR: profiles,
+      DEFAULT_PROFILE: 'soak',
+      LOG_LEVEL: 'WARN',
+    },
   });
   const child = await spawnNavi(
-    { dir, port, ollamaUrl: fake.ollamaUrl, stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      dir,
+      port,
+      ollamaUrl: fake.ollamaUrl,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(options.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] } : {}),
+    },
     env,
   );
   let stopping = false;
@@ -191,6 +215,7 @@ async function main(): Promise<number> {
       heapMb: m.heap_used_bytes / 2 ** 20,
       rssMb: m.rss_bytes / 2 ** 20,
       fds: m.open_fds,
+      fdKinds: fdKinds(child.pid!, port, Number(new URL(fake.url).port)),
     };
   };
 
@@ -206,7 +231,8 @@ async function main(): Promise<number> {
     while (Date.now() < end && child.exitCode === null) {
       await sleep(Math.max(0, Math.min(READ_EVERY_MS, nextSample - Date.now(), end - Date.now())));
       fake.requests.splice(0); // the fake records every request; an hour of them is the driver's leak
-      if (!warm && Date.now() - started >= options.warmupSeconds * 1000) {
+      // Warm once every kind of traffic ran once: what opens a file for good on first use has.
+      if (!warm && Date.now() - started >= options.warmupSeconds * 1000 && traffic.toured) {
         const pausedAt = Date.now();
         warm = await idle();
         end += Date.now() - pausedAt; // the run is so long of traffic; the pause does not count

@@ -95,6 +95,11 @@ export class Traffic {
 
   constructor(private readonly o: TrafficOptions) {}
 
+  /** Whether every kind of action has been taken up (the tour is over). */
+  get toured(): boolean {
+    return this.tour.length === 0;
+  }
+
   /** Creates the sessions with their watchers and starts the user loops. */
   async start(): Promise<void> {
     while (this.sessions.length < this.o.sessions) this.sessions.push(await this.createSession());

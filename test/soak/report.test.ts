@@ -1,5 +1,6 @@
 /** The soak run's verdict: the fit, and each reason it fails. */
 import { describe, expect, it } from 'vitest';
+import { CLIENT_HELD, fdDifference, fdKinds } from '../../soak/fds.js';
 import { FD_SLACK, type IdlePoint, type Sample, slope, summarize } from '../../soak/report.js';
 import { Tally } from '../../soak/tally.js';
 
@@ -106,5 +107,41 @@ describe('soak report', () => {
     expect(s.problems).toHaveLength(50);
     expect(s.problems[0]).toContain('GET /sessions → 500');
     expect(s.failures).toEqual(['61 unexpected error(s)']);
+  });
+
+  it('does not count connections the driver keeps open, and names what else changed', () => {
+    const warm = { ...idle(40), fdKinds: { [CLIENT_HELD]: 6, pipe: 10 } };
+    const held = { ...idle(44, 60), fdKinds: { [CLIENT_HELD]: 10, pipe: 10 } };
+    expect(
+      summarize(
+        samples(60, () => 50),
+        5,
+        60,
+        warm,
+        held,
+        new Tally(),
+      ).fdGrowth,
+    ).toBe(0);
+    const leaked = { ...idle(50, 60), fdKinds: { [CLIENT_HELD]: 6, pipe: 20 } };
+    const s = summarize(
+      samples(60, () => 50),
+      5,
+      60,
+      warm,
+      leaked,
+      new Tally(),
+    );
+    expect(s.fdGrowth).toBe(10);
+    expect(s.fdChange).toBe('+10 pipe');
+    expect(s.failures).toEqual([`open files grew by 10 between idle points (slack ${FD_SLACK})`]);
+  });
+
+  it('lists open files by kind from /proc, and the difference between two listings', () => {
+    const kinds = fdKinds(process.pid, 1, 2);
+    expect(kinds).not.toBeNull();
+    expect(Object.values(kinds!).reduce((a, b) => a + b, 0)).toBeGreaterThan(2);
+    expect(fdDifference({ a: 1, b: 2 }, { b: 3, c: 1 })).toBe('-1 a, +1 b, +1 c');
+    expect(fdDifference({ a: 1 }, { a: 1 })).toBe('');
+    expect(fdKinds(2 ** 30, 1, 2)).toBeNull();
   });
 });
