@@ -1,8 +1,8 @@
 /**
  * The compiled build (`npm run build` → dist/) on a copy of the program in a temporary folder:
  * the build runs; `node bin/navi.js serve` then runs the compiled code, answers /health and
- * streams a turn with no tsx (no esbuild process beside it); a user .ts tool still loads (tsx
- * starts then); a shipped server starts compiled through bin/navi-run.js; and a source changed
+ * streams a turn with no tsx (no esbuild process beside it); the importer of user files starts
+ * tsx on its first import only; a user .ts tool still loads (tsx starts then); a shipped server starts compiled through bin/navi-run.js; and a source changed
  * after the build makes both fall back to the TypeScript.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -173,6 +173,34 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
     expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'Compiled and streaming.' });
     expect(descendantCommands(child.pid ?? 0).filter((c) => c.includes('esbuild'))).toEqual([]);
     child.kill('SIGKILL');
+  });
+
+  it('starts tsx for user files on the first import, not before (its hooks thread counted)', async () => {
+    const tool = join(root, 'lazy-tool.ts');
+    writeFileSync(tool, 'interface Box { n: number }\nexport const box: Box = { n: 7 };\n');
+    const script = `
+      import { readdirSync } from 'node:fs';
+      const { ModuleImporter } = await import(${JSON.stringify(join(root, 'dist/tools/module-import.js'))});
+      const threads = () => readdirSync('/proc/self/task').length;
+      const before = threads();
+      const importer = new ModuleImporter();
+      await importer.refresh();
+      await new Promise((r) => setTimeout(r, 300));
+      const refreshed = threads();
+      const mod = await importer.import(${JSON.stringify(tool)});
+      console.log(JSON.stringify({ before, refreshed, imported: threads(), n: mod.box.n }));
+      await importer.close();`;
+    const ran = await run(['--input-type=module', '-e', script], root);
+    expect(ran.stderr).toBe('');
+    const counts = JSON.parse(ran.stdout) as {
+      before: number;
+      refreshed: number;
+      imported: number;
+      n: number;
+    };
+    expect(counts.n).toBe(7);
+    expect(counts.refreshed).toBe(counts.before);
+    expect(counts.imported).toBeGreaterThan(counts.refreshed);
   });
 
   it('still loads a user tool written in TypeScript (tsx starts for it)', async () => {
