@@ -2,12 +2,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../config/logger.js';
 import { createSqliteStores, type SqliteStores } from '../store/sqlite/index.js';
 import type { BufferedMessage, SessionStore, StoredMessage } from '../store/types.js';
+import type { AgentRun } from './agent-run.js';
 import { ApiError } from './errors.js';
-import { editInput, regenerateInput } from './rewind-input.js';
+import type { FormSubmissions } from './form-submissions.js';
+import { editInput, regenerateInput, startEdit, startRegenerate } from './rewind-input.js';
+import type { RunRegistry } from './run-registry.js';
 import { SessionFiles } from './session-files.js';
 
 let dir: string;
@@ -197,5 +200,53 @@ describe('in a long session', () => {
     expect(await codeOf(editInput('s', 'gone', { content: 'again' }, { sessions, files }))).toBe(
       'MESSAGE_NOT_FOUND',
     );
+  });
+
+  /** What starting a rewind is given: the run started, and the messages searched for forms. */
+  function rewindDeps(sessions: SessionStore) {
+    const run = {} as AgentRun;
+    const start = vi.fn((_sessionId: string, _input: unknown) => run);
+    const reopenRemoved = vi.fn(
+      (_run: AgentRun, _sessionId: string, _messages: readonly StoredMessage[], _log: unknown) => {},
+    );
+    const deps = {
+      runs: { start } as unknown as RunRegistry,
+      forms: { reopenRemoved } as unknown as FormSubmissions,
+      sessions,
+      log: silentLogger(),
+      files,
+    };
+    return { deps, start, reopenRemoved };
+  }
+
+  it('starting an edit refuses an id the session lacks with one lookup, paging nothing', async () => {
+    await stores.sessions.append('s', [both(typed), ...answers(0, 3000)]);
+    const sessions = pagedOnly();
+    const getMessagePage = vi.spyOn(sessions, 'getMessagePage');
+    const { deps, start } = rewindDeps(sessions);
+    expect(await codeOf(startEdit(deps, 's', 'gone', { content: 'again' }))).toBe('MESSAGE_NOT_FOUND');
+    expect(await codeOf(startEdit(deps, 's', 'a5', { content: 'again' }))).toBe('MESSAGE_NOT_EDITABLE');
+    expect(getMessagePage).not.toHaveBeenCalled();
+    expect(start).not.toHaveBeenCalled();
+  });
+
+  it('starting an edit or a regenerate hands on the messages from the rewound one to the newest', async () => {
+    await stores.sessions.append('s', [
+      both(msg('old', 'user')),
+      ...answers(0, 250),
+      both(form),
+      both(typed),
+    ]);
+    const all = await stores.sessions.getMessages('s');
+    const edit = rewindDeps(pagedOnly());
+    await startEdit(edit.deps, 's', 'old', { content: 'again' });
+    expect(edit.start).toHaveBeenCalledWith(
+      's',
+      expect.objectContaining({ rewind: { messageId: 'old', rerun: false } }),
+    );
+    expect(edit.reopenRemoved.mock.calls[0]?.[2]).toEqual(all);
+    const regenerate = rewindDeps(pagedOnly());
+    await startRegenerate(regenerate.deps, 's');
+    expect(regenerate.reopenRemoved.mock.calls[0]?.[2]).toEqual([typed]);
   });
 });

@@ -45,7 +45,8 @@ async function tailFrom(
   sessionId: string,
   start: (message: StoredMessage) => boolean,
 ): Promise<StoredMessage[] | undefined> {
-  let tail: StoredMessage[] = [];
+  // Newest page first; joined once at the end, so a long walk copies each message once.
+  const pages: StoredMessage[][] = [];
   let before: string | undefined;
   for (;;) {
     const page = await sessions.getMessagePage(sessionId, {
@@ -55,8 +56,11 @@ async function tailFrom(
     // Undefined: the page's cursor was removed meanwhile; the message looked for went with it.
     if (!page) return undefined;
     const at = page.messages.findLastIndex(start);
-    if (at >= 0) return [...page.messages.slice(at), ...tail];
-    tail = [...page.messages, ...tail];
+    if (at >= 0) {
+      pages.push(page.messages.slice(at));
+      return pages.reverse().flat();
+    }
+    pages.push(page.messages);
     if (page.next_before === null) return undefined;
     before = page.next_before;
   }
@@ -142,15 +146,20 @@ export async function startRegenerate(deps: RewindDeps, sessionId: string): Prom
   return startRewind(deps, sessionId, await regenerateFrom(deps.sessions, sessionId, tail), tail ?? []);
 }
 
-/** Checks and starts an edit (as `editInput`), reading the display history back to it once like `startRegenerate`. */
+/**
+ * Checks and starts an edit (as `editInput`), then reads the display history back to the message,
+ * once, for the forms the rewind reopens (as `startRegenerate`).
+ */
 export async function startEdit(
   deps: RewindDeps & Omit<EditDeps, 'sessions'>,
   sessionId: string,
   messageId: string,
   message: ClientMessage,
 ): Promise<AgentRun> {
+  // Checked first with one lookup, so an id the session lacks (or one it may not edit) is refused
+  // without walking the whole history; only an edit that runs reads back to its message.
+  const input = await editInput(sessionId, messageId, message, deps);
   const tail = await tailFrom(deps.sessions, sessionId, (m) => m.id === messageId);
-  const input = await editFrom(sessionId, messageId, message, deps, tail?.[0]);
   return startRewind(deps, sessionId, input, tail ?? []);
 }
 
