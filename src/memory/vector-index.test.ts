@@ -167,6 +167,44 @@ describe('approximate nearest', () => {
     expect(t.db.prepare('SELECT count(*) FROM memory_fact_codes').pluck().get()).toBe(1);
   });
 
+  it('forgets the codes in memory when a write does not commit, so a revision reached again is not taken for current', async () => {
+    const next = clusteredEmbeddings(8, 11);
+    const factIds = await addFacts(store, EXACT_UP_TO + 100);
+    const vectors = factIds.map(() => next());
+    await store.setEmbeddings(factIds.map((id, i) => ({ id, model: 'm', vector: vectors[i]! })));
+    const [y] = factIds;
+    const z = (await store.upsert({ category: 'c', key: 'z', value: 'no vector yet' })).fact.id;
+    expect((await store.nearest(vectors[0]!, 'm', 10))[0]?.id).toBe(y);
+    // A COMMIT refused (here a deferred foreign key, as a full disk would) after the new value
+    // deleted y's code: the database keeps y's vector and code, the revision goes back.
+    t.db.exec(`CREATE TABLE guard_parent (id INTEGER PRIMARY KEY);
+               CREATE TABLE guard (p INTEGER REFERENCES guard_parent(id) DEFERRABLE INITIALLY DEFERRED);
+               CREATE TRIGGER refuse_commit AFTER UPDATE ON memory_facts WHEN new.id = ${y}
+               BEGIN INSERT INTO guard VALUES (1); END`);
+    await expect(store.upsert({ category: 'c', key: 'f0', value: 'a new value' })).rejects.toThrow(
+      /FOREIGN KEY/,
+    );
+    t.db.exec('DROP TRIGGER refuse_commit');
+    // Another store's write brings the revision to the number the failed one would have left.
+    const other = new SqliteMemoryStore(t.db);
+    const vz = next();
+    await other.setEmbedding(z, 'm', vz);
+    expect((await store.nearest(vectors[0]!, 'm', 10))[0]?.id).toBe(y);
+    expect((await store.nearest(vz, 'm', 10))[0]?.id).toBe(z);
+    // Nested in an outer transaction that rolls back: the same.
+    expect(() =>
+      t.db.transaction(() => {
+        void store.upsert({ category: 'c', key: 'f0', value: 'another value' });
+        throw new Error('outer rolled back');
+      })(),
+    ).toThrow(/outer rolled back/);
+    const w = (await store.upsert({ category: 'c', key: 'w', value: 'no vector yet' })).fact.id;
+    const vw = next();
+    await other.setEmbedding(w, 'm', vw);
+    expect((await store.nearest(vectors[0]!, 'm', 10))[0]?.id).toBe(y);
+    expect((await store.nearest(vw, 'm', 10))[0]?.id).toBe(w);
+  });
+
   it('gives an embedding stored before the codes existed its code when the database is upgraded', async () => {
     t.dispose();
     t = tempStores();

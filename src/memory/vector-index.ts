@@ -77,20 +77,32 @@ export class VectorIndex {
 
   /**
    * Runs `write` in a transaction; `touch` names each fact whose code it may have changed. When
-   * the codes in memory were current before, only those facts are re-read afterwards.
+   * the codes in memory were current before, only those facts are re-read afterwards. When the
+   * transaction does not commit (an error, a COMMIT refused for a full disk) or is nested in an
+   * outer one that may still roll back, the codes in memory are forgotten instead: patched and
+   * labelled with a revision the database went back from, they would pass for current as soon as
+   * later writes brought the counter to the same number.
    */
   track<T>(write: (touch: (id: number) => void) => T): T {
-    return this.db.transaction(() => {
-      const before = this.readRevision.get()!;
-      const touched = new Set<number>();
-      const result = write((id) => touched.add(id));
-      const after = this.readRevision.get()!;
-      if (after !== before && this.revision === before) {
-        for (const id of touched) this.refresh(id);
-        this.revision = after;
-      }
+    const nested = this.db.inTransaction;
+    try {
+      const result = this.db.transaction(() => {
+        const before = this.readRevision.get()!;
+        const touched = new Set<number>();
+        const result = write((id) => touched.add(id));
+        const after = this.readRevision.get()!;
+        if (after !== before && this.revision === before && !nested) {
+          for (const id of touched) this.refresh(id);
+          this.revision = after;
+        }
+        return result;
+      })();
+      if (nested) this.revision = -1;
       return result;
-    })();
+    } catch (err) {
+      this.revision = -1;
+      throw err;
+    }
   }
 
   /** The `limit` facts nearest to `vector` among those embedded with `model`, nearest first. */
