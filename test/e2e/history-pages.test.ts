@@ -156,6 +156,7 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))('web client: paged 
     expect((await placeOf(page, target)).inView).toBe(true);
     expect(reads).toEqual([
       '',
+      `/messages?before=${target}&limit=1`,
       `/messages?before=${idOf(TOTAL - 100)}&limit=1000`,
       `/messages?before=${idOf(TOTAL - 1100)}&limit=1000`,
       `/messages?before=${idOf(TOTAL - 2100)}&limit=1000`,

@@ -193,15 +193,32 @@ describe('paged history in the chat', () => {
 
     expect(await pages.loadUntil('m500')).toBe('found');
     expect(reads).toEqual([
+      { before: 'm500', limit: 1 },
       { before: 'm2900', limit: 1000 },
       { before: 'm1900', limit: 1000 },
       { before: 'm900', limit: 1000 },
     ]);
     expect(timeline.state.entries).toHaveLength(3000);
 
+    // At the start of the session nothing is left to read: absent without asking.
     expect(await pages.loadUntil('no-such-message')).toBe('absent');
-    expect(reads).toHaveLength(3);
+    expect(reads).toHaveLength(4);
     expect(pages.nextBefore.value).toBeNull();
+  });
+
+  it('says a message the session lacks is absent after one small read, not after reading every page', async () => {
+    const { pages, timeline, reads } = await paged(chat(3000));
+    expect(await pages.loadUntil('edited-away')).toBe('absent');
+    expect(reads).toEqual([{ before: 'edited-away', limit: 1 }]);
+    expect(timeline.state.entries).toHaveLength(100);
+    expect(pages.nextBefore.value).toBe('m2900');
+  });
+
+  it('reads the pages on when the small read fails for another reason', async () => {
+    let calls = 0;
+    const { pages, reads } = await paged(chat(300), { failing: () => ++calls === 1 });
+    expect(await pages.loadUntil('m10')).toBe('found');
+    expect(reads.map((r) => r.limit)).toEqual([1, 1000]);
   });
 
   it('keeps what it shows when a read fails, says why, and reads again on retry', async () => {

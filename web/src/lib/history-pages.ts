@@ -220,8 +220,26 @@ export function createHistoryPages(options: HistoryPagesOptions): HistoryPages {
     await older(DEFAULT_PAGE_LIMIT);
   }
 
+  /**
+   * Whether the session holds the message `id`, asked with the one message before it: the server
+   * answers MESSAGE_NOT_FOUND for an id its display history lacks. Any other failure is no answer,
+   * and the pages read next report it.
+   */
+  async function holds(id: string): Promise<boolean> {
+    try {
+      await options.fetchPage(id, 1);
+      return true;
+    } catch (err) {
+      return (err as { code?: unknown } | null)?.code !== 'MESSAGE_NOT_FOUND';
+    }
+  }
+
   async function loadUntil(id: string): Promise<LoadUntil> {
     const own = generation;
+    // A link to a message the session no longer has would read every page to find that out: all
+    // of a long session into the page. One small read says so first.
+    if (!loadedIds.has(id) && nextBefore.value !== null && !(await holds(id)))
+      return own === generation ? 'absent' : 'failed';
     while (!loadedIds.has(id)) {
       if (nextBefore.value === null) return 'absent';
       await older(MAX_PAGE_LIMIT);
