@@ -58,6 +58,15 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly bumpRevision: Statement<[]>;
   private readonly replaceValue: Statement<[string, string, string | null, number]>;
   private readonly ranked: Statement<[string, number], { id: number; bm25: number }>;
+  private readonly writeEmbedding: Statement<{ id: number; model: string; embedding: Buffer }>;
+  private readonly writeEmbeddingOf: Statement<{
+    id: number;
+    model: string;
+    embedding: Buffer;
+    category: string;
+    key: string;
+    value: string;
+  }>;
   private readonly index: VectorIndex;
 
   constructor(
@@ -84,6 +93,13 @@ export class SqliteMemoryStore implements MemoryStore {
     this.ranked = db.prepare(
       `SELECT rowid AS id, bm25(memory_facts_fts, 1.0, 2.0, 1.0) AS bm25 FROM memory_facts_fts
        WHERE memory_facts_fts MATCH ? ORDER BY bm25, rowid LIMIT ?`,
+    );
+    this.writeEmbedding = db.prepare(
+      'UPDATE memory_facts SET embedding = @embedding, embedding_model = @model WHERE id = @id',
+    );
+    this.writeEmbeddingOf = db.prepare(
+      `UPDATE memory_facts SET embedding = @embedding, embedding_model = @model
+       WHERE id = @id AND category = @category AND key = @key AND value = @value`,
     );
     this.index = new VectorIndex(db, this.vectorEngine);
   }
@@ -259,10 +275,20 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async setEmbeddings(entries: readonly VectorEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const write = this.db.prepare('UPDATE memory_facts SET embedding = ?, embedding_model = ? WHERE id = ?');
     this.index.track((touch) => {
-      for (const { id, model, vector } of entries) {
-        if (write.run(toBlob(vector), model, id).changes === 0) continue; // deleted meanwhile
+      for (const { id, model, vector, of } of entries) {
+        const embedding = toBlob(vector);
+        const written = of
+          ? this.writeEmbeddingOf.run({
+              id,
+              model,
+              embedding,
+              category: of.category,
+              key: of.key,
+              value: of.value,
+            })
+          : this.writeEmbedding.run({ id, model, embedding });
+        if (written.changes === 0) continue; // deleted, or its text edited, meanwhile
         if (vector.length > 0) this.index.storeCode(id, model, vector);
         touch(id);
       }

@@ -139,6 +139,44 @@ describe('HybridMemorySearch', () => {
     expect(models()).toEqual(['embed-b']);
   });
 
+  it('stores no vector of a text edited while the model embedded it', async () => {
+    const a = (await store.upsert({ category: 'c', key: 'a', value: 'first value' })).fact;
+    const b = (await store.upsert({ category: 'c', key: 'b', value: 'other value' })).fact;
+    let editDuring: { texts: number; edit: () => Promise<unknown> } | undefined;
+    const slow: LlmBackend = {
+      ...withoutEmbed(backend),
+      embed: async (texts, options) => {
+        const pending = editDuring;
+        if (pending?.texts === texts.length) {
+          editDuring = undefined;
+          await pending.edit();
+        }
+        return backend.embed!(texts, options);
+      },
+    };
+    const search = new HybridMemorySearch({ store, backend: slow, logger, now });
+    const missing = async () => (await store.missingEmbeddings('test-model', 10)).map((f) => f.id);
+    // Saved, then edited again before its first text came back embedded: no vector of the old text.
+    editDuring = { texts: 1, edit: () => store.update(a.id, { value: 'second value' }) };
+    await search.indexFact(a);
+    expect(await missing()).toEqual([a.id, b.id]);
+    // The search back-fill (a and b in one call): the fact edited meanwhile is left for the next one.
+    editDuring = { texts: 2, edit: () => store.update(a.id, { key: 'renamed' }) };
+    await search.search('value');
+    expect(await missing()).toEqual([a.id]);
+    await search.search('value');
+    expect(await missing()).toEqual([]);
+    const embedded = t.db
+      .prepare<[number], Buffer>('SELECT embedding FROM memory_facts WHERE id = ?')
+      .pluck()
+      .get(a.id)!;
+    const current = (await store.get(a.id))!;
+    expect(factText(current)).toBe('c / renamed: second value');
+    expect([...new Float32Array(Uint8Array.from(embedded).buffer)]).toEqual([
+      ...Float32Array.from(fakeEmbedding(factText(current))),
+    ]);
+  });
+
   it('indexes a saved fact at once, and an empty query finds nothing', async () => {
     const fact = (await store.upsert({ category: 'c', key: 'k', value: 'v' })).fact;
     const search = new HybridMemorySearch({ store, backend, logger, now });

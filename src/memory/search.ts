@@ -128,7 +128,10 @@ export class HybridMemorySearch {
       const result = await backend.embed!([factText(fact)], this.embedOptions(signal));
       const v = result.vectors[0];
       if (!v || v.length === 0) return false;
-      await this.deps.store.setEmbedding(fact.id, result.model, Float32Array.from(v));
+      // `of`: a fact edited while the model ran keeps no vector of its old text.
+      await this.deps.store.setEmbeddings([
+        { id: fact.id, model: result.model, vector: Float32Array.from(v), of: fact },
+      ]);
       return true;
     } catch (err) {
       this.pause(err, 'could not embed a saved fact');
@@ -164,7 +167,7 @@ export class HybridMemorySearch {
       if (result.model !== model) return; // the backend answers with another model: next search
       const entries = facts.flatMap((fact, i) => {
         const v = result.vectors[i];
-        return v && v.length > 0 ? [{ id: fact.id, model, vector: Float32Array.from(v) }] : [];
+        return v && v.length > 0 ? [{ id: fact.id, model, vector: Float32Array.from(v), of: fact }] : [];
       });
       await this.deps.store.setEmbeddings(entries);
       budget -= facts.length;

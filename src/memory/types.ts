@@ -33,6 +33,12 @@ export interface VectorEntry {
   id: number;
   model: string;
   vector: Float32Array;
+  /**
+   * The text the vector was made from: when the fact's category, key or value differ now (edited
+   * while the embedding model ran), the vector is not stored, and the fact stays listed by
+   * `missingEmbeddings` to be embedded again.
+   */
+  of?: Pick<MemoryFact, 'category' | 'key' | 'value'>;
 }
 
 export type FactRef = { id: number } | { category: string; key: string };
@@ -114,7 +120,10 @@ export interface MemoryStore {
   /** Facts without a vector of `model`, oldest first (for lazy re-embedding). */
   missingEmbeddings(model: string, limit: number): Promise<MemoryFact[]>;
   setEmbedding(id: number, model: string, vector: Float32Array): Promise<void>;
-  /** `setEmbedding` for many facts in one transaction; ids no longer stored are skipped. */
+  /**
+   * `setEmbedding` for many facts in one transaction; ids no longer stored, and entries whose
+   * `of` no longer matches the fact's text, are skipped.
+   */
   setEmbeddings(entries: readonly VectorEntry[]): Promise<void>;
   /**
    * Nearest facts to `vector` among those embedded with `model`, nearest first, by cosine
