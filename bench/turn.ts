@@ -17,8 +17,8 @@
  * default 60), `--messages N` (display messages of the big session, default 100 000),
  * `--facts N` (default 10 000), `--prof DIR` (the child writes a CPU profile there on exit).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { SqliteMemoryStore } from '../src/memory/memory-store.js';
@@ -216,6 +216,7 @@ export async function benchTurn(options: BenchOptions = { flags: {} }): Promise<
   await buildData(join(dir, 'navi.db'), bigSession, messages, facts);
   const buildSeconds = (performance.now() - started) / 1000;
 
+  const profiles = profilesDir([profile('turn', true), profile('big', false)]);
   const port = Number(new URL(await closedPortUrl()).port);
   const base = `http://127.0.0.1:${port}`;
   const env = naviProcessEnv({
@@ -223,7 +224,7 @@ export async function benchTurn(options: BenchOptions = { flags: {} }): Promise<
     port,
     ollamaUrl: fake.ollamaUrl,
     extra: {
-      PROFILES_DIR: profilesDir([profile('turn', true), profile('big', false)]),
+      PROFILES_DIR: profiles,
       DEFAULT_PROFILE: 'turn',
       // The two providers Navi ships: the date and time, and the session's open todo items.
       CONTEXT_PROVIDERS_DIR: join(repoRoot, 'context_providers'),
@@ -321,6 +322,9 @@ export async function benchTurn(options: BenchOptions = { flags: {} }): Promise<
     child.kill('SIGTERM');
     await exited;
     await fake.close();
+    // The session of 100 000 messages and the facts are about 80 MB a run.
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(dirname(profiles), { recursive: true, force: true });
   }
 }
 
