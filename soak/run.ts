@@ -10,10 +10,11 @@
  *   npm run soak -- --quick           three minutes, a sample every 15 s
  *   npm run soak -- --minutes 10      --seconds 20, --sample-seconds 5, --warmup-minutes 2,
  *                                     --users 4, --sessions 6, --json <file> (the summary),
- *                                     --profile <dir> (the server's CPU profile)
+ *                                     --profile <dir> (the server's CPU profile),
+ *                                     --heap-snapshots <dir> (one at each idle point)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { webBuildStatus } from '../src/cli/web-build.js';
@@ -36,6 +37,8 @@ interface Options {
   json?: string;
   /** Folder for a CPU profile of the server (`node --cpu-prof`), written when it stops. */
   profile?: string;
+  /** Folder for a heap snapshot of the server at each idle point. */
+  heapSnapshots?: string;
 }
 
 const READ_EVERY_MS = 5_000;
@@ -43,7 +46,7 @@ const READ_EVERY_MS = 5_000;
 function usage(problem: string): never {
   console.error(
     `soak: ${problem}\nusage: npm run soak -- [--quick | --minutes N | --seconds N] [--sample-seconds N] ` +
-      '[--warmup-minutes N] [--users N] [--sessions N] [--json FILE] [--profile DIR]',
+      '[--warmup-minutes N] [--users N] [--sessions N] [--json FILE] [--profile DIR] [--heap-snapshots DIR]',
   );
   process.exit(2);
 }
@@ -72,6 +75,8 @@ function parseOptions(args: string[]): Options {
   const quick = flags.delete('quick');
   const json = flags.get('json');
   const profile = flags.get('profile');
+  const heapSnapshots = flags.get('heap-snapshots');
+  flags.delete('heap-snapshots');
   flags.delete('json');
   flags.delete('profile');
   let seconds = quick ? 180 : 3600;
@@ -91,10 +96,33 @@ function parseOptions(args: string[]): Options {
     sessions,
     ...(json ? { json } : {}),
     ...(profile ? { profile } : {}),
+    ...(heapSnapshots ? { heapSnapshots } : {}),
   };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Has node write a heap snapshot of `pid` into `dir` and waits until the file is complete. Taking
+ * it collects all garbage first, so the heap read right after is the live heap.
+ */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 600; i++) {
+    await sleep(500);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    // The file is written in one pass and closed at the end; two equal sizes in a row mean done.
+    const size = statSync(join(dir, file)).size;
+    await sleep(1000);
+    if (size > 0 && statSync(join(dir, file)).size === size) {
+      console.log(`soak: heap snapshot ${join(dir, file)}`);
+      return;
+    }
+  }
+  throw new Error(`no heap snapshot appeared in ${dir} within 5 minutes`);
+}
 
 /** Whether bubblewrap works here, so the sandboxed `terminal` runs `echo` without asking. */
 function sandboxWorks(): boolean {
@@ -160,7 +188,13 @@ async function main(): Promise<number> {
       port,
       ollamaUrl: fake.ollamaUrl,
       stdio: ['ignore', 'ignore', 'pipe'],
-      ...(options.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] } : {}),
+      nodeArgs: [
+        ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] : []),
+        // Written on a signal, by node itself: the server carries no switch of its own for it.
+        ...(options.heapSnapshots
+          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshots}`]
+          : []),
+      ],
     },
     env,
   );
@@ -208,7 +242,8 @@ async function main(): Promise<number> {
   const idle = async (): Promise<IdlePoint> => {
     await traffic.pause();
     for (let i = 0; i < 60 && (await metrics()).active_runs > 0; i++) await sleep(1000);
-    await sleep(5000); // keep-alive connections (Node's fetch keeps one 4 s) close
+    await sleep(5000);
+    if (options.heapSnapshots) await heapSnapshot(child.pid!, options.heapSnapshots);
     const m = await metrics();
     return {
       minute: minute(),
