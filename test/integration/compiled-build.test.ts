@@ -203,7 +203,7 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
     expect(counts.imported).toBeGreaterThan(counts.refreshed);
   });
 
-  it('still loads a user tool written in TypeScript (tsx starts for it)', async () => {
+  it('still loads and runs a user tool written in TypeScript', async () => {
     const dir = join(root, 'run-tool');
     mkdirSync(join(dir, 'tools'), { recursive: true });
     writeFileSync(join(dir, 'tools', 'shout.ts'), TYPED_TOOL);
@@ -216,7 +216,6 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
     );
     expect(events.find((e) => e.type === 'tool_call')).toMatchObject({ tool: 'shout', success: true });
     expect(JSON.stringify(events)).toContain('HEY');
-    expect(descendantCommands(child.pid ?? 0).some((c) => c.includes('esbuild'))).toBe(true);
     child.kill('SIGKILL');
   });
 
@@ -284,10 +283,11 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
       current: false,
       reason: 'src/config/settings.ts changed after the last build',
     });
+    // Without its compiled entry, a server that answers can only have run the TypeScript.
+    rmSync(compiledPath('src/cli/main.ts', root));
     const { child, url } = await serve('stale');
     const events = await turn(url, [{ text: 'From the sources.' }], 'Hello?');
     expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'From the sources.' });
-    expect(descendantCommands(child.pid ?? 0).some((c) => c.includes('esbuild'))).toBe(true);
     child.kill('SIGKILL');
   });
 });
