@@ -16,17 +16,16 @@
  * The fake LLM runs in its own process because at 200 streams its 10 000 paced chunks a second
  * would otherwise share this process's event loop with the 200 clients and slow both.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import type { ServerEvent } from '../src/protocol/events.js';
 import type { ServerMetrics } from '../src/protocol/rest.js';
 import { closedPortUrl, startFakeLlm } from '../test/fake-llm/index.js';
-import { repoRoot, tempDir } from '../test/support/navi.js';
-import { naviProcessEnv, spawnNavi } from '../test/support/navi-process.js';
+import { tempDir } from '../test/support/navi.js';
+import { spawnNavi } from '../test/support/navi-process.js';
 import type { BenchOptions, BenchRow } from './types.js';
 
 /** Linux reports process CPU in clock ticks; 100 per second on every distribution we run on. */
@@ -221,9 +220,16 @@ export async function benchStreams(options: BenchOptions = { flags: {} }): Promi
   const dir = tempDir('navi-bench-streams-');
   const port = Number(new URL(await closedPortUrl()).port);
   const base = `http://127.0.0.1:${port}`;
-  const child = flags.profile
-    ? await spawnProfiled(naviProcessEnv({ dir, port, ollamaUrl: llm.url }), base, dir, flags.profile)
-    : await spawnNavi({ dir, port, ollamaUrl: llm.url, stdio: ['ignore', 'ignore', 'inherit'] });
+  // --cpu-prof goes on the command line: Node refuses it in NODE_OPTIONS. The profile is written
+  // into the folder when the child exits on SIGTERM.
+  const nodeArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] : [];
+  const child = await spawnNavi({
+    dir,
+    port,
+    ollamaUrl: llm.url,
+    nodeArgs,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const rows: BenchRow[] = [];
   try {
     const pid = child.pid!;
@@ -268,33 +274,6 @@ export async function benchStreams(options: BenchOptions = { flags: {} }): Promi
     await exited; // a CPU profile is written as the child exits
     llm.child.kill('SIGTERM');
   }
-}
-
-/**
- * `navi serve` under `node --cpu-prof`, which Node refuses in NODE_OPTIONS; the profile is
- * written into `profileDir` when the child exits on SIGTERM.
- */
-async function spawnProfiled(
-  env: NodeJS.ProcessEnv,
-  base: string,
-  dir: string,
-  profileDir: string,
-): Promise<ChildProcess> {
-  const args = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, join(repoRoot, 'bin/navi.js'), 'serve'];
-  const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let tries = 0; tries < 300; tries++) {
-    if (child.exitCode !== null) throw new Error(`navi exited with ${child.exitCode}`);
-    if (
-      await fetch(`${base}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return child;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill('SIGKILL');
-  throw new Error('navi did not become healthy within 60 s');
 }
 
 async function servePacedLlm(rate: number, answer: string): Promise<void> {
