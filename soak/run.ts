@@ -197,7 +197,12 @@ async function main(): Promise<number> {
       ],
     },
     env,
-  );
+  ).catch(async (err: unknown) => {
+    // A server that does not start leaves nothing behind either.
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   let stopping = false;
   child.once('exit', (code, signal) => {
     if (!stopping) tally.error(`navi exited by itself (${code ?? signal})`);
