@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectRoot, webBuildStatus } from './web-build.js';
+import { silentLogger } from '../config/logger.js';
+import { ensureWebBuild, projectRoot, webBuildStatus } from './web-build.js';
 
 const roots: string[] = [];
 afterEach(() => {
@@ -64,4 +65,42 @@ describe('webBuildStatus', () => {
       reason: 'stale: src/protocol/events.ts changed after the last build',
     });
   });
+});
+
+describe('ensureWebBuild', () => {
+  /** A tiny web client: an index.html loading one script, and an empty Vite config. */
+  function tinyClient(script: string): string {
+    const root = project(1_000_000);
+    writeFileSync(join(root, 'web', 'vite.config.ts'), 'export default {};\n');
+    writeFileSync(
+      join(root, 'web', 'index.html'),
+      '<!doctype html><html><body><script type="module" src="./src/main.js"></script></body></html>\n',
+    );
+    writeFileSync(join(root, 'web', 'src', 'main.js'), script);
+    return root;
+  }
+
+  it('builds the client into web/dist', async () => {
+    const root = tinyClient('document.body.textContent = "hello from the tiny client";\n');
+    const result = await ensureWebBuild({ root, logger: silentLogger() });
+    expect(result.built).toBe(true);
+    expect(readFileSync(join(root, 'web', 'dist', 'index.html'), 'utf8')).toContain('<script');
+    expect((await webBuildStatus(root)).stale).toBe(false);
+  }, 60_000);
+
+  it('keeps the previous build and says why when Vite fails', async () => {
+    const root = tinyClient('this is not javascript (\n');
+    build(root, 1);
+    const result = await ensureWebBuild({ root, logger: silentLogger() });
+    expect(result.built).toBe(false);
+    expect(result.reason).toMatch(/^build failed, previous build kept: vite exited with 1: .+/);
+    expect(existsSync(join(root, 'web', 'dist', 'index.html'))).toBe(true);
+  }, 60_000);
+
+  it('fails with the command to run when there is no build to fall back on', async () => {
+    const root = tinyClient('this is not javascript (\n');
+    await expect(ensureWebBuild({ root, logger: silentLogger() })).rejects.toThrow(
+      /The web client could not be built \(vite exited with 1: .+\)\. Run "npm run build:web"/,
+    );
+  }, 60_000);
 });
