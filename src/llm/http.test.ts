@@ -4,7 +4,7 @@
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ServerInfo } from './failures.js';
 import { openHttp } from './http.js';
 import { LlmError } from './types.js';
@@ -124,6 +124,34 @@ describe('openHttp idle limit on the body', () => {
     const url = await streamingServer(3, 0);
     const res = await openHttp(limited(url, 100));
     expect((await drain(res.body, 300)).trim().split('\n')).toHaveLength(3);
+  });
+
+  it('does not take a wall clock stepped forward for silence', async () => {
+    // Chunks at 0, 250 and 500 ms; the wall clock jumps an hour at 300 ms, while the client waits
+    // for the second gap and before the idle check at 400 ms.
+    let offset = 0;
+    const realNow = Date.now;
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
+    try {
+      http = createHttpServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        res.write('{"n":0}\n');
+        setTimeout(() => res.write('{"n":1}\n'), 250);
+        setTimeout(() => {
+          offset = 3_600_000;
+        }, 300);
+        setTimeout(() => res.end('{"n":2}\n'), 500);
+      });
+      const url = await new Promise<string>((resolve) =>
+        http!.listen(0, '127.0.0.1', () =>
+          resolve(`http://127.0.0.1:${(http!.address() as { port: number }).port}`),
+        ),
+      );
+      const res = await openHttp(limited(url, 400));
+      expect((await drain(res.body)).trim().split('\n')).toHaveLength(3);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('ends a stream gone silent with an error naming the setting', async () => {

@@ -136,19 +136,19 @@ export async function openHttp(call: HttpCall): Promise<OpenResponse> {
     // One timer for the whole body rather than one per chunk (a model streams hundreds a
     // second): it checks when it fires whether the server really stayed silent that long.
     // Only time spent waiting on the server counts; a consumer slow to take a chunk is not a
-    // silent server.
+    // silent server. The monotonic clock: a wall clock stepped forward (NTP) is not silence.
     const idleMs = call.idleTimeout.ms;
     let waitingSince: number | undefined;
     const check = () => {
       timer = undefined;
       if (waitingSince === undefined) return; // the consumer holds a chunk; re-armed on the next read
-      const silent = Date.now() - waitingSince;
+      const silent = performance.now() - waitingSince;
       if (silent >= idleMs) stop('idle');
       else timer = setTimeout(check, idleMs - silent);
     };
     try {
       while (true) {
-        waitingSince = Date.now();
+        waitingSince = performance.now();
         timer ??= setTimeout(check, idleMs);
         let next: ReadableStreamReadResult<Uint8Array>;
         try {
