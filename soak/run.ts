@@ -15,7 +15,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { webBuildStatus } from '../src/cli/web-build.js';
 import type { ServerMetrics } from '../src/protocol/rest.js';
@@ -88,15 +88,16 @@ function parseOptions(args: string[]): Options {
   const sessions = number('sessions', 6, 1);
   if (flags.size > 0) usage(`unknown option(s): ${[...flags.keys()].map((k) => `--${k}`).join(', ')}`);
   if (sessions < users) usage('--sessions must be at least --users: each user needs a session of its own');
+  // Absolute: the server runs in the soak's temp folder (removed at the end), not in this one.
   return {
     seconds,
     sampleSeconds,
     warmupSeconds,
     users,
     sessions,
-    ...(json ? { json } : {}),
-    ...(profile ? { profile } : {}),
-    ...(heapSnapshots ? { heapSnapshots } : {}),
+    ...(json ? { json: resolve(json) } : {}),
+    ...(profile ? { profile: resolve(profile) } : {}),
+    ...(heapSnapshots ? { heapSnapshots: resolve(heapSnapshots) } : {}),
   };
 }
 
@@ -149,6 +150,9 @@ async function buildWebClient(): Promise<void> {
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  // Made now, not found missing at the first idle point after the warm-up's minutes of traffic.
+  for (const folder of [options.profile, options.heapSnapshots])
+    if (folder) mkdirSync(folder, { recursive: true });
   await buildWebClient();
   const tally = new Tally();
   const dir = tempDir('navi-soak-');

@@ -4,17 +4,22 @@
  * real measure; this keeps the driver from rotting between runs of it.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Summary } from '../../soak/report.js';
 import { TRAFFIC_KINDS } from '../../soak/tally.js';
 import { repoRoot, tempDir } from '../support/navi.js';
 
-function soak(args: string[]): Promise<{ code: number | null; out: string }> {
+/** tsx by its file, so the driver starts in a folder with no node_modules too. */
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+function soak(args: string[], cwd = repoRoot): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'soak/run.ts'), ...args], {
-      cwd: repoRoot,
+    const child = spawn(process.execPath, ['--import', tsx, join(repoRoot, 'soak/run.ts'), ...args], {
+      cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -33,15 +38,20 @@ describe('npm run soak', () => {
   it('runs every kind of traffic, samples the server and finds no error in a short run', async () => {
     const dir = tempDir('navi-soak-test-');
     const json = join(dir, 'summary.json');
-    const { code, out } = await soak(['--seconds', '12', '--sample-seconds', '3', '--json', json]);
+    // Relative to the driver's folder, which is not the server's; and not made beforehand.
+    const args = ['--seconds', '12', '--sample-seconds', '3', '--json', 'summary.json'];
+    const { code, out } = await soak([...args, '--heap-snapshots', 'snapshots'], dir);
     let text = '';
+    let snapshots: string[] = [];
     try {
       expect(out, out).toContain('soak: PASS');
       expect(code, out).toBe(0);
       text = readFileSync(json, 'utf8');
+      snapshots = readdirSync(join(dir, 'snapshots')).filter((f) => f.endsWith('.heapsnapshot'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    expect(snapshots, 'one heap snapshot at each idle point').toHaveLength(2);
     const summary = JSON.parse(text) as Summary & { shell: boolean };
     expect(summary.errors, summary.problems.join('\n')).toBe(0);
     const missing = TRAFFIC_KINDS.filter((k) => summary.counts[k] === 0);
@@ -56,7 +66,7 @@ describe('npm run soak', () => {
     expect(out).toContain('heap growth after warm-up');
     // Every tool turn ran each of its calls: write, read, save, search, and echo when sandboxed.
     expect(summary.counts.tool_calls).toBe(summary.counts.turn_tools * (summary.shell ? 5 : 4));
-  }, 120_000);
+  }, 180_000);
 
   it.concurrent.each([
     [['--minutes', 'soon'], '--minutes must be a number of at least 0.1, not "soon"'],
