@@ -1,7 +1,7 @@
 /**
- * Byte stream → text lines for the NDJSON parser (the SSE parser uses only `iterateBytes`).
- * Network chunks split anywhere: inside a multi-byte UTF-8 character, between `\r` and `\n`,
- * or mid-line.
+ * Byte stream → text lines for the NDJSON parser (the SSE parser uses only `bytesOf`).
+ * Network chunks split anywhere: inside a multi-byte UTF-8 character (the parser's streaming
+ * `TextDecoder` joins it), between `\r` and `\n`, or mid-line.
  */
 
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
@@ -86,16 +86,4 @@ export class LineSplitter {
     this.scanFrom = i - start;
     return lines;
   }
-}
-
-/**
- * Yields each line without its terminator (see `LineSplitter`). A last line without a
- * terminator is yielded too. Invalid UTF-8 becomes U+FFFD rather than an exception, so one bad
- * byte cannot hide the rest of an answer.
- */
-export async function* readLines(source: ByteSource): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8');
-  const splitter = new LineSplitter();
-  for await (const bytes of bytesOf(source)) yield* splitter.push(decoder.decode(bytes, { stream: true }));
-  yield* splitter.end(decoder.decode());
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readLines } from './lines.js';
+import { LineSplitter } from './lines.js';
 import { parseNdjson, StreamParseError } from './ndjson.js';
 
 const enc = new TextEncoder();
@@ -14,37 +14,32 @@ async function all<T>(source: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-describe('readLines', () => {
-  it('joins a multi-byte character split across chunks', async () => {
-    const bytes = enc.encode('héllo 🦊\n');
-    // Split inside the 2-byte é and inside the 4-byte fox.
-    const fox = bytes.indexOf(0xf0);
-    const parts = [
-      bytes.slice(0, 2),
-      bytes.slice(2, fox + 1),
-      bytes.slice(fox + 1, fox + 3),
-      bytes.slice(fox + 3),
-    ];
-    expect(await all(readLines(chunks(...parts)))).toEqual(['héllo 🦊']);
+describe('LineSplitter', () => {
+  /** The lines of `parts` pushed one at a time, then the rest at the end. */
+  const split = (...parts: string[]) => {
+    const splitter = new LineSplitter();
+    return [...parts.flatMap((p) => splitter.push(p)), ...splitter.end()];
+  };
+
+  it('treats CRLF split between chunks as one line end, and a lone CR as a line end', () => {
+    expect(split('a\r', '\nb\rc\r\n', 'd')).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('treats CRLF split between chunks as one line end, and a lone CR as a line end', async () => {
-    expect(await all(readLines(chunks('a\r', '\nb\rc\r\n', 'd')))).toEqual(['a', 'b', 'c', 'd']);
+  it('yields a CR-terminated last line and keeps empty lines', () => {
+    expect(split('x\n\ny\r')).toEqual(['x', '', 'y']);
   });
 
-  it('yields a CR-terminated last line and keeps empty lines', async () => {
-    expect(await all(readLines(chunks('x\n\ny\r')))).toEqual(['x', '', 'y']);
+  it('joins a long line pushed a character at a time', () => {
+    const line = 'z'.repeat(1000);
+    expect(split(...line, '\n', 'w')).toEqual([line, 'w']);
   });
 
-  it('reads a web ReadableStream byte by byte', async () => {
-    const bytes = enc.encode('one\ntwo\n');
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const b of bytes) controller.enqueue(new Uint8Array([b]));
-        controller.close();
-      },
-    });
-    expect(await all(readLines(stream))).toEqual(['one', 'two']);
+  it('yields nothing for nothing, and is empty again after end', () => {
+    const splitter = new LineSplitter();
+    expect(splitter.end()).toEqual([]);
+    expect(splitter.push('half')).toEqual([]);
+    expect(splitter.end()).toEqual(['half']);
+    expect(splitter.end()).toEqual([]);
   });
 });
 
@@ -63,5 +58,41 @@ describe('parseNdjson', () => {
     expect(error).toBeInstanceOf(StreamParseError);
     expect((error as StreamParseError).excerpt).toBe('{"broken":');
     expect(seen).toEqual([{ ok: true }]);
+  });
+
+  it('joins a multi-byte character split across chunks, and turns invalid UTF-8 into U+FFFD', async () => {
+    const bytes = enc.encode('{"s":"héllo 🦊"}\n');
+    // Split inside the 2-byte é and inside the 4-byte fox.
+    const fox = bytes.indexOf(0xf0);
+    const parts = [
+      bytes.slice(0, 8),
+      bytes.slice(8, fox + 1),
+      bytes.slice(fox + 1, fox + 3),
+      bytes.slice(fox + 3),
+    ];
+    const bad = new Uint8Array([...enc.encode('{"s":"a'), 0xff, ...enc.encode('b"}')]);
+    expect(await all(parseNdjson(chunks(...parts, bad)))).toEqual([{ s: 'héllo 🦊' }, { s: 'a\ufffdb' }]);
+  });
+
+  it('reads a web ReadableStream byte by byte, and cancels it at an invalid line', async () => {
+    let cancelled = false;
+    const stream = (text: string, close: boolean) => {
+      const bytes = enc.encode(text);
+      return new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const b of bytes) controller.enqueue(new Uint8Array([b]));
+          if (close) controller.close();
+        },
+        cancel: () => {
+          cancelled = true;
+        },
+      });
+    };
+    expect(await all(parseNdjson(stream('{"one":1}\n{"two":2}', true)))).toEqual([{ one: 1 }, { two: 2 }]);
+    expect(cancelled).toBe(false);
+    // Left open, as a model still generating: the parse error must close it, not wait on it.
+    const error = await all(parseNdjson(stream('{"ok":true}\nnot json\n', false))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamParseError);
+    expect(cancelled).toBe(true);
   });
 });

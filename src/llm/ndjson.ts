@@ -20,6 +20,7 @@ export function excerpt(text: string, max = 160): string {
 /**
  * Yields one parsed value per non-blank line; throws `StreamParseError` at the first invalid one.
  * Lines are split and parsed in the same generator that reads the bytes: one step per value.
+ * Invalid UTF-8 becomes U+FFFD rather than an exception, so one bad byte cannot hide the rest.
  */
 export async function* parseNdjson(source: ByteSource): AsyncGenerator<unknown> {
   const decoder = new TextDecoder('utf-8');
