@@ -1,7 +1,7 @@
 // Whether dist/ (what `npm run build` compiles from src/) may run in place of the TypeScript.
 // Plain JavaScript on purpose: it decides, before anything is compiled or tsx is loaded, which
 // of the two runs. See docs/running.md#the-compiled-build.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -80,7 +80,13 @@ export function compiledPath(file, root = programFolder) {
  */
 export async function importEntry(file, root = programFolder) {
   const state = process.env.NAVI_FROM_SOURCE === '1' ? { current: false } : buildState(root);
-  if (state.current) return import(pathToFileURL(compiledPath(file, root)).href);
+  if (state.current) {
+    const compiled = compiledPath(file, root);
+    // A current stamp with the entry gone (a build under way, a hand-pruned dist/): run the
+    // TypeScript rather than fail to start.
+    if (existsSync(compiled)) return import(pathToFileURL(compiled).href);
+    process.stderr.write(`navi: ${relative(root, compiled)} is missing; running the TypeScript\n`);
+  }
   const { register } = await import('tsx/esm/api');
   register();
   return import(pathToFileURL(resolve(root, file)).href);

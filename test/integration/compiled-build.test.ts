@@ -276,6 +276,12 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
     rmSync(extra);
     expect(buildState(root).current).toBe(true);
 
+    // A current stamp whose entry is gone (a build under way) runs the TypeScript, saying so.
+    rmSync(compiledPath('src/cli/main.ts', root));
+    const help = await run([join(root, 'bin/navi.js'), 'help'], root);
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('show this text') });
+    expect(help.stderr).toContain('dist/cli/main.js is missing; running the TypeScript');
+
     const edited = join(root, 'src/config/settings.ts');
     const later = new Date(Date.now() + 60_000);
     utimesSync(edited, later, later);
@@ -283,8 +289,7 @@ describe.runIf(process.platform === 'linux')('the compiled build', () => {
       current: false,
       reason: 'src/config/settings.ts changed after the last build',
     });
-    // Without its compiled entry, a server that answers can only have run the TypeScript.
-    rmSync(compiledPath('src/cli/main.ts', root));
+    // Without its compiled entry (removed above), a server that answers ran the TypeScript.
     const { child, url } = await serve('stale');
     const events = await turn(url, [{ text: 'From the sources.' }], 'Hello?');
     expect(events.at(-1)).toMatchObject({ type: 'stream_end', content: 'From the sources.' });
