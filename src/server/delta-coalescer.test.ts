@@ -100,6 +100,27 @@ describe('FlushClock shared by many coalescers', () => {
     expect(timers.pending()).toBe(0);
   });
 
+  it('flushes every coalescer at a tick even when one of them throws', () => {
+    const timers = manualTimers();
+    const clock = new FlushClock(30, timers);
+    const out: AgentEvent[] = [];
+    let failing = false;
+    const a = new DeltaCoalescer((e) => {
+      if (failing) throw new Error('subscriber failed');
+      out.push(e);
+    }, clock);
+    const b = new DeltaCoalescer((e) => out.push(e), clock);
+    for (const c of [a, b]) c.push(delta('1'));
+    for (const c of [a, b]) c.push(delta('2'));
+    failing = true;
+    expect(() => timers.fire()).toThrow('subscriber failed');
+    expect(out).toEqual([delta('1'), delta('1'), delta('2')]);
+    // b kept streaming: its window reopened on the clock.
+    b.push(delta('3'));
+    timers.fire();
+    expect(out.at(-1)).toEqual(delta('3'));
+  });
+
   it('stops its timer when the last waiting coalescer is flushed or disposed', () => {
     const timers = manualTimers();
     const clock = new FlushClock(30, timers);

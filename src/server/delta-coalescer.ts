@@ -65,7 +65,17 @@ export class FlushClock {
     const due = [...this.waiting];
     this.waiting.clear();
     // A callback that joins again (text kept arriving) restarts the timer for the next window.
-    for (const onTick of due) onTick();
+    // One that throws (a subscriber failing) must not leave the others' text waiting unsent:
+    // they have left `waiting`, so nothing would flush them until their run's next event.
+    let failure: { error: unknown } | undefined;
+    for (const onTick of due) {
+      try {
+        onTick();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 }
 
