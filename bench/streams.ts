@@ -17,7 +17,7 @@
  * would otherwise share this process's event loop with the 200 clients and slow both.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -269,10 +269,15 @@ export async function benchStreams(options: BenchOptions = { flags: {} }): Promi
     }
     return rows;
   } finally {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited; // a CPU profile is written as the child exits
+    // A child that already died (a crash under load) would never emit 'exit' again.
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited; // a CPU profile is written as the child exits
+    }
     llm.child.kill('SIGTERM');
+    // The database of every round, left in /tmp otherwise (as bench turn removes its own).
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
