@@ -21,7 +21,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { LlmSettingName } from '../protocol/rest.js';
+import type { LlmSettingName } from '../protocol/llm.js';
 
 /** The settings the file may hold: the client's LLM settings, nothing else. */
 export const OWNED_SETTINGS: readonly LlmSettingName[] = [

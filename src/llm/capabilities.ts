@@ -4,7 +4,7 @@
  * Plus the small conversions everybody needs: the context a call may use, the REST shape, and
  * the one line logs and `navi doctor` print.
  */
-import type { ModelCapabilitiesInfo } from '../protocol/rest.js';
+import type { ModelCapabilitiesInfo } from '../protocol/llm.js';
 import { raceAbort } from '../util/race-abort.js';
 import type { ServerInfo } from './failures.js';
 import { CallerAbort } from './http.js';

@@ -5,7 +5,7 @@
  * http(s) URLs are accepted, nothing is sent but a GET, and a server that does not answer ends
  * the test after `timeoutMs`.
  */
-import type { ConnectionTestRequest, ConnectionTestResult } from '../protocol/rest.js';
+import type { ConnectionTestRequest, ConnectionTestResult } from '../protocol/llm.js';
 import {
   getJson,
   hasOllamaModel,

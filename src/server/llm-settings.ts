@@ -28,7 +28,7 @@ import type {
   LlmSettings,
   LlmSettingsUpdate,
   LlmSettingsView,
-} from '../protocol/rest.js';
+} from '../protocol/llm.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { ApiError } from './errors.js';
 

@@ -13,7 +13,7 @@ import type {
   LlmModelOption,
   LlmStatus,
   ModelCapabilitiesInfo,
-} from '../protocol/rest.js';
+} from '../protocol/llm.js';
 import { getJson, ollamaModelNames } from './llm-probe-http.js';
 
 /** Where Ollama listens when nobody configured it. */

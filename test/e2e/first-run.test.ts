@@ -14,7 +14,7 @@ import { createServer as createHttpServer, type Server as HttpServer, type Serve
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownedSettingsPath, writeOwnedSettings } from '../../src/config/owned-settings.js';
-import type { LlmSettingsView, LlmStatus, LocalModelsView } from '../../src/protocol/rest.js';
+import type { LlmSettingsView, LlmStatus, LocalModelsView } from '../../src/protocol/llm.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { tempDir } from '../support/navi.js';
 import { needsProgram } from '../support/requirements.js';

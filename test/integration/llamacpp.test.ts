@@ -9,12 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grammarSchema } from '../../src/llm/llamacpp/chat-history.js';
 import type { LlmChunk } from '../../src/llm/types.js';
-import type {
-  LlamacppRuntimeStatus,
-  LlmModelList,
-  LlmStatus,
-  MessageReply,
-} from '../../src/protocol/rest.js';
+import type { LlamacppRuntimeStatus, LlmModelList, LlmStatus } from '../../src/protocol/llm.js';
+import type { MessageReply } from '../../src/protocol/rest.js';
 import { writeTinyGguf } from '../fixtures/tiny-gguf.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 import { llamacppRuntimeDir, needsLlamacppRuntime } from '../support/requirements.js';

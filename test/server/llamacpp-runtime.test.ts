@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LlamacppRuntimeStatus, LocalModelsView } from '../../src/protocol/rest.js';
+import type { LlamacppRuntimeStatus, LocalModelsView } from '../../src/protocol/llm.js';
 import { fakeNpmEnv, writeFakeNpm } from '../support/fake-npm.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 

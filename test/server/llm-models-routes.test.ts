@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, toRecommended } from '../../src/llm/models/catalog.js';
-import type { LocalModelsView, ModelDownload } from '../../src/protocol/rest.js';
+import type { LocalModelsView, ModelDownload } from '../../src/protocol/llm.js';
 import { FakeModelServer, fakeGguf, sha256Of } from '../support/fake-model-server.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 

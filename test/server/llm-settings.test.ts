@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LlmSettingsView } from '../../src/protocol/rest.js';
+import type { LlmSettingsView } from '../../src/protocol/llm.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, startNavi, tempDir } from '../support/navi.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';

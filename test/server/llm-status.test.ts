@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionTestResult, LlmModelList, LlmStatus } from '../../src/protocol/rest.js';
+import type { ConnectionTestResult, LlmModelList, LlmStatus } from '../../src/protocol/llm.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 

@@ -7,7 +7,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LlmStatus } from '../../src/protocol/rest.js';
+import type { LlmStatus } from '../../src/protocol/llm.js';
 import { errorHint, retryHint } from '../../web/src/lib/failed-turn.js';
 import {
   checkIntervalMs,

@@ -4,7 +4,7 @@
  * oversized values are named before saving, and capabilities read as words.
  */
 import { describe, expect, it } from 'vitest';
-import type { LlmSettingsView } from '../../src/protocol/rest.js';
+import type { LlmSettingsView } from '../../src/protocol/llm.js';
 import {
   capabilityRows,
   settingsChanges,

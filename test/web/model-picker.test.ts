@@ -4,7 +4,7 @@
  * longer lists it), and the keys that move through the menu.
  */
 import { describe, expect, it } from 'vitest';
-import type { LlmModelList } from '../../src/protocol/rest.js';
+import type { LlmModelList } from '../../src/protocol/llm.js';
 import { choiceLabel, moveFocus, pickerGroups, sameChoice } from '../../web/src/lib/model-picker.js';
 
 const list: LlmModelList = {

@@ -5,7 +5,7 @@
  * status watch, where a newer answer wins over a slower older one.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { LlmSettingsView, LlmStatus, ModelDownload } from '../../src/protocol/rest.js';
+import type { LlmSettingsView, LlmStatus, ModelDownload } from '../../src/protocol/llm.js';
 import {
   contextText,
   downloadFormProblem,

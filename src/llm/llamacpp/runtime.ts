@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { LlamacppRuntimeStatus } from '../../protocol/rest.js';
+import type { LlamacppRuntimeStatus } from '../../protocol/llm.js';
 import type { Llama, LlamaLogLevel, NodeLlamaCpp } from './binding-types.js';
 import { type InstallOptions, type InstallResult, installRuntime, RuntimeInstallError } from './install.js';
 import { RUNTIME_PACKAGE, runtimeEntry } from './runtime-files.js';

@@ -7,7 +7,7 @@
  * Sizes and SHA-256 checksums are those Hugging Face lists for the files (their Git LFS
  * metadata). The first entry is the one the setup screen suggests.
  */
-import type { RecommendedModel } from '../../protocol/rest.js';
+import type { RecommendedModel } from '../../protocol/llm.js';
 
 export interface CatalogModel {
   alias: string;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeModelServer, fakeGguf, sha256Of } from '../../../test/support/fake-model-server.js';
-import type { ModelDownload } from '../../protocol/rest.js';
+import type { ModelDownload } from '../../protocol/llm.js';
 import { ModelDownloader } from './downloader.js';
 import { ModelDownloads } from './downloads.js';
 import { SourceResolver } from './source.js';

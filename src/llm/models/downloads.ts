@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelDownload } from '../../protocol/rest.js';
+import type { ModelDownload } from '../../protocol/llm.js';
 import { DownloadError, type ModelDownloader } from './downloader.js';
 import type { SourceResolver } from './source.js';
 

@@ -5,7 +5,7 @@
  */
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LocalModel } from '../../protocol/rest.js';
+import type { LocalModel } from '../../protocol/llm.js';
 import { catalogByAlias, catalogByFileName } from './catalog.js';
 import { modelFileNameProblem } from './source.js';
 

@@ -5,7 +5,7 @@
  * See docs/local-models.md.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { LlamacppRuntimeStatus } from '../../protocol/rest.js';
+import type { LlamacppRuntimeStatus } from '../../protocol/llm.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 

@@ -8,7 +8,7 @@ import { CATALOG, toRecommended } from '../../llm/models/catalog.js';
 import { DownloadsError } from '../../llm/models/downloads.js';
 import { ModelStore, ModelStoreError } from '../../llm/models/model-store.js';
 import { MAX_SOURCE_LENGTH } from '../../llm/models/source.js';
-import type { LlamacppRuntimeStatus, LocalModelsView, ModelDownload } from '../../protocol/rest.js';
+import type { LlamacppRuntimeStatus, LocalModelsView, ModelDownload } from '../../protocol/llm.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 

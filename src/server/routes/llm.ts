@@ -11,7 +11,7 @@ import type {
   LlmModelList,
   LlmSettingsView,
   LlmStatus,
-} from '../../protocol/rest.js';
+} from '../../protocol/llm.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { normaliseBaseUrl, testConnection } from '../llm-connection-test.js';

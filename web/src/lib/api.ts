@@ -2,20 +2,23 @@
  * REST calls (docs/protocol.md#rest). Every failure becomes an `ApiError` carrying the server's
  * `{error}` text (or a plain description of a network failure), ready to show to a person.
  */
+
 import type {
-  AuthStatus,
   ConnectionTestRequest,
   ConnectionTestResult,
-  ErrorBody,
   LlamacppRuntimeStatus,
   LlmModelList,
   LlmSettingsUpdate,
   LlmSettingsView,
   LlmStatus,
   LocalModelsView,
+  ModelDownload,
+} from '@protocol/llm.js';
+import type {
+  AuthStatus,
+  ErrorBody,
   MessagePage,
   ModelChoice,
-  ModelDownload,
   PairReply,
   ProfileDocument,
   ProfileSummary,

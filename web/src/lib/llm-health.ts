@@ -8,7 +8,7 @@
  */
 
 import type { InjectionKey } from 'vue';
-import type { LlmBackendId, LlmStatus } from '../../../src/protocol/rest.js';
+import type { LlmBackendId, LlmStatus } from '../../../src/protocol/llm.js';
 import type { LlmStatusWatch } from './setup.js';
 
 /** How often the status is asked while the page is visible. */

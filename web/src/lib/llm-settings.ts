@@ -9,7 +9,7 @@ import type {
   LlmSettingsUpdate,
   LlmSettingsView,
   ModelCapabilitiesInfo,
-} from '../../../src/protocol/rest.js';
+} from '../../../src/protocol/llm.js';
 import { contextText, serverUrlProblem } from './setup.js';
 
 export const SETTING_TEXT: Record<LlmSettingName, { label: string; help: string }> = {

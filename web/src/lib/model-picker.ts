@@ -2,7 +2,9 @@
  * The model picker's list (docs/web.md#the-model-picker): the models of every backend grouped
  * by backend, the session's own choice marked, and the keys that move through it.
  */
-import type { LlmBackendId, LlmModelList, ModelChoice } from '../../../src/protocol/rest.js';
+
+import type { LlmBackendId, LlmModelList } from '../../../src/protocol/llm.js';
+import type { ModelChoice } from '../../../src/protocol/rest.js';
 import { BACKEND_LABELS, modelSize } from './setup.js';
 
 export interface PickerOption {

@@ -14,7 +14,7 @@ import type {
   LlmSettingsView,
   LlmStatus,
   ModelDownload,
-} from '../../../src/protocol/rest.js';
+} from '../../../src/protocol/llm.js';
 
 export const BACKEND_LABELS: Record<LlmBackendId, string> = {
   ollama: 'Ollama',
