@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SearchHit, SearchResults } from '../../src/protocol/rest.js';
 import { hitHref, hitLabel, type Schedule, SessionSearch, snippetParts } from '../../web/src/lib/search.js';
+import { settle } from '../support/manual-clock.js';
 
 describe('snippetParts', () => {
   it('marks the highlighted parts and keeps the rest as text', () => {
@@ -122,8 +123,6 @@ function manualFetch() {
     });
   return { calls, fetcher };
 }
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('SessionSearch', () => {
   it('searches once typing pauses, with the last text only', async () => {
