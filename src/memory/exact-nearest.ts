@@ -67,6 +67,19 @@ export function exactNearest(
   return top;
 }
 
+/** Cosine distance of each row's vector to `query`, nearest first (ties by id); zero vectors left out. */
+export function rankByCosine(query: Float32Array, rows: Iterable<[number, Buffer]>): VectorHit[] {
+  const queryNorm = Math.sqrt(dot(query, query));
+  const hits: VectorHit[] = [];
+  for (const [id, blob] of rows) {
+    const v = asFloats(blob);
+    const norm = Math.sqrt(dot(v, v));
+    if (norm === 0 || queryNorm === 0) continue;
+    hits.push({ id, distance: 1 - dot(query, v) / (queryNorm * norm) });
+  }
+  return hits.sort((a, b) => a.distance - b.distance || a.id - b.id);
+}
+
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;

@@ -11,9 +11,9 @@
  * change (another connection, another store on this one) makes the next search reload them.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { exactNearest, type VectorEngine } from './exact-nearest.js';
+import { exactNearest, rankByCosine, type VectorEngine } from './exact-nearest.js';
 import type { VectorHit } from './types.js';
-import { asFloats, binaryCode, CodeSet, codeWords } from './vector-codes.js';
+import { binaryCode, CodeSet, codeWords } from './vector-codes.js';
 
 /** Candidates read as floats per result asked for. */
 export const RERANK_FACTOR = 10;
@@ -154,23 +154,4 @@ export class VectorIndex {
 
 function setKey(model: string, dimension: number): string {
   return `${dimension}:${model}`;
-}
-
-/** Cosine distance of each row's vector to `query`, nearest first (ties by id); zero vectors left out. */
-export function rankByCosine(query: Float32Array, rows: Iterable<[number, Buffer]>): VectorHit[] {
-  const queryNorm = Math.sqrt(dot(query, query));
-  const hits: VectorHit[] = [];
-  for (const [id, blob] of rows) {
-    const v = asFloats(blob);
-    const norm = Math.sqrt(dot(v, v));
-    if (norm === 0 || queryNorm === 0) continue;
-    hits.push({ id, distance: 1 - dot(query, v) / (queryNorm * norm) });
-  }
-  return hits.sort((a, b) => a.distance - b.distance || a.id - b.id);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }
