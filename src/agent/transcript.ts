@@ -87,6 +87,8 @@ class StoredAnswer implements AnswerWriter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The first write, once started; then the saver that keeps the row current. */
   private appended: Promise<StreamingSaver> | undefined;
+  /** The saver, once the first write is done: each delta then goes to it directly. */
+  private saver: StreamingSaver | undefined;
   private finished = false;
 
   constructor(
@@ -101,10 +103,9 @@ class StoredAnswer implements AnswerWriter {
     if (this.finished) return;
     this.content = content;
     this.thinking = thinking;
-    if (this.appended) {
-      void this.appended.then((saver) => saver.update(this.content, this.thinking)).catch(() => {});
-      return;
-    }
+    // While the first write is under way, `appendPartial` sends what arrived meanwhile after it.
+    if (this.saver) this.saver.update(content, thinking);
+    if (this.appended) return;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       this.appended = this.appendPartial();
@@ -178,6 +179,7 @@ class StoredAnswer implements AnswerWriter {
     // Text that arrived while the append was under way goes out with the saver's next write.
     if (this.content !== written.content || this.thinking !== written.thinking)
       saver.update(this.content, this.thinking);
+    this.saver = saver;
     return saver;
   }
 }
