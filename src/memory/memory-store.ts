@@ -67,6 +67,7 @@ export class SqliteMemoryStore implements MemoryStore {
     key: string;
     value: string;
   }>;
+  private readonly unembedded: Statement<{ model: string; limit: number }, MemoryFact>;
   private readonly index: VectorIndex;
 
   constructor(
@@ -100,6 +101,16 @@ export class SqliteMemoryStore implements MemoryStore {
     this.writeEmbeddingOf = db.prepare(
       `UPDATE memory_facts SET embedding = @embedding, embedding_model = @model
        WHERE id = @id AND category = @category AND key = @key AND value = @value`,
+    );
+    // Three ranges of the embedding_model index, not a scan of every fact and its vector (which
+    // an OR with ORDER BY id makes): at 100 000 embedded facts each search asks this first. The
+    // store sets and clears embedding and embedding_model together: a NULL model is no vector.
+    this.unembedded = db.prepare(
+      `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE id IN (
+         SELECT id FROM memory_facts WHERE embedding_model IS NULL
+         UNION ALL SELECT id FROM memory_facts WHERE embedding_model < @model
+         UNION ALL SELECT id FROM memory_facts WHERE embedding_model > @model)
+       ORDER BY id LIMIT @limit`,
     );
     this.index = new VectorIndex(db, this.vectorEngine);
   }
@@ -255,18 +266,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   async missingEmbeddings(model: string, limit: number): Promise<MemoryFact[]> {
-    // Three ranges of the embedding_model index, not a scan of every fact and its vector (which
-    // an OR with ORDER BY id makes): at 100 000 embedded facts each search asks this first. The
-    // store sets and clears embedding and embedding_model together: a NULL model is no vector.
-    return this.db
-      .prepare<{ model: string; limit: number }, MemoryFact>(
-        `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE id IN (
-           SELECT id FROM memory_facts WHERE embedding_model IS NULL
-           UNION ALL SELECT id FROM memory_facts WHERE embedding_model < @model
-           UNION ALL SELECT id FROM memory_facts WHERE embedding_model > @model)
-         ORDER BY id LIMIT @limit`,
-      )
-      .all({ model, limit: Math.max(0, Math.floor(limit)) });
+    return this.unembedded.all({ model, limit: Math.max(0, Math.floor(limit)) });
   }
 
   async setEmbedding(id: number, model: string, vector: Float32Array): Promise<void> {
