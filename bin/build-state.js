@@ -16,22 +16,25 @@ export function isBuiltSource(file) {
   return file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.test.ts');
 }
 
+/** The absolute paths of the files the build compiles. */
+export function listSources(root = programFolder) {
+  return readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && isBuiltSource(entry.name))
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
+}
+
 /**
  * The files the build compiles and the newest of them. A stat per file (about 360 of them) takes
  * a few milliseconds, paid once per process start.
  */
 export function scanSources(root = programFolder) {
-  const srcDir = join(root, 'src');
-  let count = 0;
+  const paths = listSources(root);
   let newest = { path: '', mtimeMs: 0 };
-  for (const entry of readdirSync(srcDir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !isBuiltSource(entry.name)) continue;
-    const path = join(entry.parentPath ?? entry.path, entry.name);
+  for (const path of paths) {
     const { mtimeMs } = statSync(path);
-    count++;
     if (mtimeMs > newest.mtimeMs) newest = { path: relative(root, path), mtimeMs };
   }
-  return { count, newest };
+  return { count: paths.length, newest };
 }
 
 /**

@@ -12,10 +12,10 @@
  * Run by `node bin/navi-build.js` (`npm run build`), which itself runs compiled when it can.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, version as esbuildVersion } from 'esbuild';
-import { buildState, isBuiltSource, programFolder, STAMP_FILE } from '../../bin/build-state.js';
+import { buildState, listSources, programFolder, STAMP_FILE } from '../../bin/build-state.js';
 
 /** What dist/build-stamp.json records: when, from what, by which compiler. */
 export interface BuildStamp {
@@ -48,9 +48,7 @@ export async function buildDist(root: string = programFolder): Promise<BuildStam
   if (!existsSync(join(root, 'src'))) {
     throw new Error(`${root} holds no src/ folder: the build runs in Navi's program folder`);
   }
-  const sources = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && isBuiltSource(entry.name))
-    .map((entry) => join(entry.parentPath, entry.name));
+  const sources = listSources(root);
   const dist = join(root, 'dist');
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(dist, { recursive: true });
