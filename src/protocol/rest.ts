@@ -155,10 +155,7 @@ export const MAX_PAGE_LIMIT = 1000;
  * `GET /sessions/{id}?limit=`: the session and the newest page of its display buffer (`messages`,
  * oldest first, at most `limit`, default DEFAULT_PAGE_LIMIT), with `next_before` as in MessagePage.
  */
-export interface SessionDetail extends SessionSummary {
-  messages: SessionMessage[];
-  /** Cursor for the page before `messages` (`GET /sessions/{id}/messages?before=`), null at the start. */
-  next_before: string | null;
+export interface SessionDetail extends SessionSummary, MessagePage {
   /** Context window of the session's backend (what `stream_end` reports); 0 when unknown. */
   max_context_tokens?: number;
 }
