@@ -251,7 +251,7 @@ export class Agent implements AgentApi {
         content: '',
         created_at: this.now().toISOString(),
       };
-      let writer: Promise<AnswerWriter> | undefined;
+      let writer: AnswerWriter | undefined;
       const turn = await streamTurn(
         backend,
         {
@@ -268,7 +268,7 @@ export class Agent implements AgentApi {
           turn: iteration,
           onText: (text, thinking) => {
             writer ??= state.transcript.beginAnswer(answer);
-            void writer.then((w) => w.progress(text, thinking)).catch(() => {});
+            writer.progress(text, thinking);
           },
         },
       );
@@ -284,7 +284,7 @@ export class Agent implements AgentApi {
           return {};
         }
         writer ??= state.transcript.beginAnswer(answer);
-        await (await writer).finish(turn.text, turn.thinking, { ...end, tokens: state.tokens });
+        await writer.finish(turn.text, turn.thinking, { ...end, tokens: state.tokens });
         state.context.push({
           ...answer,
           content: turn.text,

@@ -37,7 +37,7 @@ export interface Transcript {
    * interrupted, at most one save interval after its first progress, or whole when it finishes
    * sooner; either way it is stored when `finish` resolves.
    */
-  beginAnswer(message: StoredMessage): Promise<AnswerWriter>;
+  beginAnswer(message: StoredMessage): AnswerWriter;
   setTokenCount(tokens: number): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export class SessionTranscript implements Transcript {
     return this.store.append(this.sessionId, entries, session);
   }
 
-  async beginAnswer(message: StoredMessage): Promise<AnswerWriter> {
+  beginAnswer(message: StoredMessage): AnswerWriter {
     return new StoredAnswer(message, this.sessionId, this.store, this.logger, this.saveIntervalMs);
   }
 
@@ -199,7 +199,7 @@ export class MemoryTranscript implements Transcript {
 
   async append(): Promise<void> {}
 
-  async beginAnswer(): Promise<AnswerWriter> {
+  beginAnswer(): AnswerWriter {
     return { progress: () => {}, finish: async () => {} };
   }
 
