@@ -19,6 +19,7 @@ import { clusteredEmbeddings, seededRandom } from '../src/memory/test-support.js
 import { createSqliteStores } from '../src/store/sqlite/index.js';
 import type { StoredMessage } from '../src/store/types.js';
 import { startFakeLlm } from '../test/fake-llm/index.js';
+import { percentile } from './measure.js';
 import type { BenchOptions, BenchRow } from './types.js';
 
 /** nomic-embed-text's size, the embedding model most often pulled with Ollama. */
@@ -35,11 +36,6 @@ const FTS_GOAL = { value: 5, direction: 'max' } as const;
 const VECTOR_GOAL = { value: 25, direction: 'max' } as const;
 const RECALL_GOAL = { value: 0.95, direction: 'min' } as const;
 const HYBRID_GOAL = { value: 40, direction: 'max' } as const;
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
-}
 
 async function timed(
   runs: number,

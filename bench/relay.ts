@@ -6,27 +6,16 @@
  * LLM and the clients, which live in this process, are not counted), events per second
  * delivered to all clients together, and bytes on the wire per byte of answer.
  */
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { isTerminalEvent, type ServerEvent } from '../src/protocol/events.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../test/fake-llm/index.js';
 import { tempDir } from '../test/support/navi.js';
 import { spawnNavi } from '../test/support/navi-process.js';
+import { cpuMs } from './measure.js';
 import type { BenchRow } from './types.js';
 
 const ANSWER_CHARS = 20_000;
-/** Linux reports process CPU in clock ticks; 100 per second on every distribution we run on. */
-const CLOCK_TICKS = 100;
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / CLOCK_TICKS;
-}
 
 interface Listener {
   socket: WebSocket;

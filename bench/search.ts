@@ -14,6 +14,7 @@ import { migrations } from '../src/store/sqlite/migrations/index.js';
 import { SqliteSearchStore } from '../src/store/sqlite/search-store.js';
 import { SqliteSessionStore } from '../src/store/sqlite/session-store.js';
 import type { BufferedMessage } from '../src/store/types.js';
+import { percentile } from './measure.js';
 import type { BenchRow } from './types.js';
 
 const SESSIONS = 2_000;
@@ -56,11 +57,6 @@ function vocabulary(next: () => number, size: number): string[] {
     words.add(w);
   }
   return [...words];
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 }
 
 /** CPU time (ms) this process spent since `since` (a `process.cpuUsage()` reading). */

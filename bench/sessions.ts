@@ -28,6 +28,7 @@ import { SecretMasker } from '../src/util/secret-masker.js';
 import { closedPortUrl } from '../test/fake-llm/index.js';
 import { tempDir } from '../test/support/navi.js';
 import { naviProcessEnv, spawnNavi } from '../test/support/navi-process.js';
+import { percentile } from './measure.js';
 import type { BenchOptions, BenchRow } from './types.js';
 
 const APPENDS = 200;
@@ -50,11 +51,6 @@ const entry = (i: number): BufferedMessage => ({ message: message(i), display: t
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 /** Times `reads` calls one by one; median and p95 in ms. */

@@ -17,7 +17,7 @@
  * would otherwise share this process's event loop with the 200 clients and slow both.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
@@ -26,22 +26,14 @@ import type { ServerMetrics } from '../src/protocol/rest.js';
 import { closedPortUrl, startFakeLlm } from '../test/fake-llm/index.js';
 import { tempDir } from '../test/support/navi.js';
 import { spawnNavi } from '../test/support/navi-process.js';
+import { cpuMs, percentile } from './measure.js';
 import type { BenchOptions, BenchRow } from './types.js';
 
-/** Linux reports process CPU in clock ticks; 100 per second on every distribution we run on. */
-const CLOCK_TICKS = 100;
 const TOKEN_CHARS = 4;
 const CPU_GOAL_US = 30;
 const DELAY_GOAL_MS = 50;
 // Each poll costs Navi a request's CPU, counted in the figure: a few a second are enough.
 const HEALTH_POLL_MS = 200;
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
 
 /**
  * The answer of every run: `tokens` distinct four-character tokens, so a lost, doubled or
@@ -51,12 +43,6 @@ export function pacedAnswer(tokens: number): string {
   let text = '';
   for (let i = 0; i < tokens; i++) text += `${i.toString(36).padStart(TOKEN_CHARS - 1, '0')} `;
   return text;
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 interface Stream {

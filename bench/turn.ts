@@ -17,7 +17,7 @@
  * default 60), `--messages N` (display messages of the big session, default 100 000),
  * `--facts N` (default 10 000), `--prof DIR` (the child writes a CPU profile there on exit).
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -29,10 +29,9 @@ import { closedPortUrl, type FakeLlm, type RecordedRequest, startFakeLlm } from 
 import { repoRoot, tempDir } from '../test/support/navi.js';
 import { naviProcessEnv, spawnNavi } from '../test/support/navi-process.js';
 import { profilesDir } from '../test/support/profiles.js';
+import { cpuMs, percentile } from './measure.js';
 import type { BenchOptions, BenchRow } from './types.js';
 
-/** Linux reports process CPU in clock ticks; 100 per second on every distribution we run on. */
-const CLOCK_TICKS = 100;
 const WARM_UP_TURNS = 20;
 const TURNS_PER_SESSION = 20;
 
@@ -69,18 +68,6 @@ const profile = (id: string, planning: boolean) => ({
   temperature: 0.5,
   max_iterations: 5,
 });
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
-}
 
 function flag(options: BenchOptions, name: string, fallback: number): number {
   const raw = options.flags[name];
