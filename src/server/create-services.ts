@@ -30,13 +30,13 @@ import { McpManager } from '../mcp/manager.js';
 import { SHIPPED_SERVERS_DIR, shippedPlaceholders } from '../mcp/shipped.js';
 import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
-import { SqliteMemoryStore } from '../memory/memory-store.js';
+import { openMemoryStore } from '../memory/open-memory-store.js';
 import { HybridMemorySearch } from '../memory/search.js';
 import { parseSecretReference } from '../protocol/vault.js';
 import type { RecallClock } from '../recall/clock.js';
 import { RecallScheduler } from '../recall/scheduler.js';
 import { maskingSessionStore } from '../store/masking-store.js';
-import { createSqliteStores } from '../store/sqlite/index.js';
+import { openStores } from '../store/open-stores.js';
 import { createAgentTools } from '../tools/builtin/agent-tools.js';
 import { createCodeExecTool } from '../tools/builtin/code-exec.js';
 import { createContentPublishTool } from '../tools/builtin/content-publish.js';
@@ -94,7 +94,8 @@ export async function createServices(
   const vault = lazyVault(() => openVault(vaultOptions(configured)));
   // Settings that name a vault secret get its value here; it is masked like any other secret.
   const settings = resolveSettingReferences(configured, vault, secrets);
-  const stores = createSqliteStores(settings.DB_PATH);
+  // The SQLite file, or PostgreSQL when DATABASE_URL is set (docs/postgres.md).
+  const stores = await openStores(settings);
   // Every write to the transcript passes the masker: a revealed value never reaches the disk.
   const sessions = maskingSessionStore(stores.sessions, secrets);
   const profiles = ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE);
@@ -125,7 +126,7 @@ export async function createServices(
     onChange: () => capabilities.invalidate(),
   });
 
-  const memory = new SqliteMemoryStore(stores.db);
+  const memory = openMemoryStore(stores);
   const memorySearch = new HybridMemorySearch({
     store: memory,
     backend: () => {
@@ -268,6 +269,7 @@ export async function createServices(
     files: stores.files,
     consent: stores.consent,
     search: stores.search,
+    storage: { engine: stores.engine, report: () => stores.report() },
     profiles,
     tools: registry,
     executor,
@@ -298,7 +300,7 @@ export async function createServices(
       sshPool.closeAll();
       await mcp.close();
       await providers.close();
-      stores.close();
+      await stores.close();
       vault.close();
     },
   };

@@ -17,6 +17,7 @@ import type { MemoryExtractor } from '../memory/extraction.js';
 import type { HybridMemorySearch } from '../memory/search.js';
 import type { MemoryStore } from '../memory/types.js';
 import type { RecallScheduler } from '../recall/scheduler.js';
+import type { StoreEngine, StoreReport } from '../store/open-stores.js';
 import type { ConsentStore, FileStore, KvStore, SearchStore, SessionStore } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -34,6 +35,8 @@ export interface NaviServices {
   consent: ConsentStore;
   /** Search across chats: titles and the messages people read (`GET /search`). */
   search: SearchStore;
+  /** Which engine holds the stores (SQLite or PostgreSQL), and its report for `navi doctor`. */
+  storage?: { engine: StoreEngine; report(): Promise<StoreReport> };
   profiles: ProfileRegistry;
   tools: ToolRegistry;
   executor: ToolExecutor;
