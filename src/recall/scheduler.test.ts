@@ -13,7 +13,7 @@ import type { RecallFire, RecallRunner, RecallStart } from './types.js';
 class StubRunner implements RecallRunner {
   readonly fired: RecallFire[] = [];
   answer: () => RecallStart = () => ({ kind: 'started', done: Promise.resolve({ status: 'completed' }) });
-  start(fire: RecallFire): RecallStart {
+  async start(fire: RecallFire): Promise<RecallStart> {
     this.fired.push(fire);
     return this.answer();
   }

@@ -283,7 +283,7 @@ export class RecallScheduler implements RecallService {
       scheduled_for: due.toISOString(),
       ...(late > (this.deps.lateAfterMs ?? 5000) ? { late_ms: late } : {}),
     };
-    const started = runner.start(fire);
+    const started = await runner.start(fire);
     if (started.kind === 'closed') {
       // The server is closing: nothing more can run, so firing stops until the next start.
       this.inFlight.delete(current.id);

@@ -27,7 +27,8 @@ export type RecallStart =
 
 /** Starts recall runs: the server's run registry, seen from the scheduler. */
 export interface RecallRunner {
-  start(fire: RecallFire): RecallStart;
+  /** Async: with several processes, whether the session is free is asked of the database. */
+  start(fire: RecallFire): Promise<RecallStart>;
 }
 
 export interface ScheduleRequest {

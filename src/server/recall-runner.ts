@@ -21,7 +21,7 @@ function outcomeOf(terminal: ServerEvent): RecallOutcome {
 
 export function recallRunner(runs: RunRegistry): RecallRunner {
   return {
-    start(fire) {
+    async start(fire) {
       const active = runs.get(fire.session_id);
       if (active) return { kind: 'busy', idle: active.done.then(() => undefined) };
       try {
