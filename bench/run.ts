@@ -16,6 +16,7 @@ const groups: Group[] = [
   { name: 'streams', run: async (options) => (await import('./streams.js')).benchStreams(options) },
   { name: 'sessions', run: async (options) => (await import('./sessions.js')).benchSessions(options) },
   { name: 'search', run: async () => (await import('./search.js')).benchSearch() },
+  { name: 'stores', run: async (options) => (await import('./stores.js')).benchStores(options) },
   { name: 'executor', run: async () => (await import('./executor.js')).benchExecutor() },
   { name: 'budget', run: async () => (await import('./tool-budget.js')).benchToolBudget() },
   { name: 'mcp', run: async () => (await import('./mcp.js')).benchMcp() },
