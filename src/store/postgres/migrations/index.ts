@@ -2,8 +2,14 @@
 import { coreMigration } from './001-core.js';
 import { memoryMigration } from './002-memory.js';
 import { recallsMigration } from './003-recalls.js';
+import { clusterMigration } from './005-cluster.js';
 import type { PgMigration } from './types.js';
 
 export type { PgMigration } from './types.js';
 
-export const migrations: readonly PgMigration[] = [coreMigration, memoryMigration, recallsMigration];
+export const migrations: readonly PgMigration[] = [
+  coreMigration,
+  memoryMigration,
+  recallsMigration,
+  clusterMigration,
+];
