@@ -1,35 +1,16 @@
 /** ConsentStore on SQLite: pairing codes and paired clients, both kept only as SHA-256 hashes. */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import {
+  newClientSecret,
+  newPairingCode,
+  normalisePairingCode,
+  sha256,
+  TOUCH_INTERVAL_MS,
+  USER_AGENT_MAX,
+} from '../pairing.js';
 import type { ConsentStore, PairingResult } from '../types.js';
 
-/** Crockford's base32: no I, L, O or U, so a code read aloud or retyped survives. */
-const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-/** 12 symbols of 5 bits: 60 bits, far beyond guessing within a code's lifetime. */
-const CODE_LENGTH = 12;
-const GROUP = 4;
-/** Bytes of a paired client's secret (256 bits). */
-const SECRET_BYTES = 32;
-/** `last_used_at` is rewritten at most this often, so checks stay reads. */
-const TOUCH_INTERVAL_MS = 60_000;
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-/** The canonical form of a typed code, or undefined when it cannot be one of ours. */
-export function normalisePairingCode(code: string): string | undefined {
-  const canonical = code.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
-  if (canonical.length !== CODE_LENGTH) return undefined;
-  for (const ch of canonical) if (!ALPHABET.includes(ch)) return undefined;
-  return canonical;
-}
-
-function newCode(): string {
-  let code = '';
-  for (let i = 0; i < CODE_LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
-  return code.match(new RegExp(`.{${GROUP}}`, 'g'))?.join('-') ?? code;
-}
+export { normalisePairingCode } from '../pairing.js';
 
 interface CodeRow {
   expires_at: string;
@@ -71,15 +52,15 @@ export class SqliteConsentStore implements ConsentStore {
       const at = now.toISOString();
       if (row.expires_at <= at) return { ok: false, reason: 'expired' };
       this.markUsed.run(at, hash);
-      const secret = randomBytes(SECRET_BYTES).toString('base64url');
-      this.insertClient.run(sha256(secret), userAgent.slice(0, 500), at, at);
+      const secret = newClientSecret();
+      this.insertClient.run(sha256(secret), userAgent.slice(0, USER_AGENT_MAX), at, at);
       return { ok: true, secret };
     });
     this.redeem = (hash, userAgent, now) => redeem.immediate(hash, userAgent, now);
   }
 
   async createPairingCode(ttlMs: number, now = new Date()): Promise<string> {
-    const code = newCode();
+    const code = newPairingCode();
     const at = now.toISOString();
     this.deleteExpired.run(at);
     // Checked against the canonical form, which is what redeeming hashes.
