@@ -4,6 +4,10 @@
  * the SQLite file, so `navi db copy` moves rows across as they are. Times are canonical
  * ISO-8601 UTC text (`toISOString`), whose text order is time order, as in SQLite; JSON is
  * `jsonb`.
+ *
+ * Columns that are sorted or compared by range (times, file names) use the "C" collation: byte
+ * order, as SQLite compares text, whatever the database's own locale is. Under a locale such as
+ * en_US the order of file names would differ from SQLite's, and every comparison costs more.
  */
 import type { PgMigration } from './types.js';
 
@@ -18,8 +22,10 @@ function messageTable(table: string): string {
       content TEXT,
       payload JSONB,
       created_at TEXT NOT NULL,
-      UNIQUE (session_id, id),
-      UNIQUE (session_id, seq)
+      -- Lookups by id (rewind, paging cursors, streamed updates).
+      CONSTRAINT ${table}_id_unique UNIQUE (session_id, id),
+      -- Order, paging from either end, and the last seq an append counts on from.
+      CONSTRAINT ${table}_seq_unique UNIQUE (session_id, seq)
     );`;
 }
 
@@ -33,8 +39,8 @@ export const coreMigration: PgMigration = {
         profile_id TEXT NOT NULL,
         title TEXT NOT NULL DEFAULT '',
         pinned BOOLEAN NOT NULL DEFAULT FALSE,
-        created_at TEXT NOT NULL,
-        last_active TEXT NOT NULL,
+        created_at TEXT COLLATE "C" NOT NULL,
+        last_active TEXT COLLATE "C" NOT NULL,
         context_token_count BIGINT NOT NULL DEFAULT 0,
         -- {"backend": …, "model": …}, or NULL while the session follows its profile.
         model_override JSONB
@@ -55,12 +61,12 @@ export const coreMigration: PgMigration = {
 
       CREATE TABLE session_files (
         session_id TEXT NOT NULL,
-        name TEXT NOT NULL,
+        name TEXT COLLATE "C" NOT NULL,
         path TEXT NOT NULL,
         size BIGINT NOT NULL,
         mime_type TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        expires_at TEXT NOT NULL,
+        created_at TEXT COLLATE "C" NOT NULL,
+        expires_at TEXT COLLATE "C" NOT NULL,
         PRIMARY KEY (session_id, name)
       );
       CREATE INDEX session_files_by_expiry ON session_files (expires_at);
@@ -69,7 +75,8 @@ export const coreMigration: PgMigration = {
       CREATE TABLE pairing_codes (
         code_hash TEXT PRIMARY KEY,
         created_at TEXT NOT NULL,
-        expires_at TEXT NOT NULL,
+        expires_at TEXT COLLATE "C" NOT NULL,
+        -- Kept after use until expiry, so a second attempt can be told it was already used.
         used_at TEXT
       );
       CREATE TABLE paired_clients (
