@@ -1,19 +1,26 @@
 /**
- * Issue 2: `kill -9` of a real `navi serve` process in the middle of an answer loses nothing
- * already said — after a restart the partial answer is there, marked interrupted, the database
- * is intact and the session goes on.
+ * `kill -9` of a real `navi serve` process in the middle of an answer loses nothing already
+ * said — after a restart the partial answer is there, marked interrupted, the database is intact
+ * and the session goes on. On the SQLite file, and on PostgreSQL (a fresh schema, as
+ * DATABASE_URL) when NAVI_TEST_DATABASE_URL names a server.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDatabase } from '../../src/store/postgres/database.js';
+import { createTestSchema, needsPostgres } from '../../src/store/test-engines.js';
 import { closedPortUrl, type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { tempDir } from '../support/navi.js';
 import { naviProcessEnv, spawnNavi } from '../support/navi-process.js';
 import { EventClient } from '../support/ws-client.js';
 
-describe('a process killed during a run', () => {
+const engines = ['sqlite', ...(needsPostgres('the crash test on PostgreSQL') ? ['postgres'] : [])] as const;
+
+describe.each(engines)('a process killed during a run, on %s', (engine) => {
   let fake: FakeLlm;
+  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
   const dir = tempDir();
   let port = 0;
   let env: NodeJS.ProcessEnv;
@@ -28,11 +35,18 @@ describe('a process killed during a run', () => {
   beforeAll(async () => {
     fake = await startFakeLlm();
     port = Number(new URL(await closedPortUrl()).port);
-    env = naviProcessEnv({ dir, port, ollamaUrl: fake.ollamaUrl });
+    if (engine === 'postgres') schema = await createTestSchema();
+    env = naviProcessEnv({
+      dir,
+      port,
+      ollamaUrl: fake.ollamaUrl,
+      extra: schema ? { DATABASE_URL: schema.url } : {},
+    });
   });
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await fake?.close();
+    await schema?.drop();
   });
 
   it('keeps the partial answer, marked interrupted, and the database opens cleanly', async () => {
@@ -73,9 +87,26 @@ describe('a process killed during a run', () => {
     // Saved at most about a second behind what clients saw.
     expect(answer?.content.length).toBeGreaterThan(streamed.length / 3);
 
-    const db = new Database(join(dir, 'navi.db'), { readonly: true });
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    db.close();
+    if (schema) {
+      // Nothing was written to the SQLite file, and both buffers of the session agree.
+      const pg = await PgDatabase.open(schema.url);
+      try {
+        const [row] = await pg.rows<{ display: string; context: string }>(
+          `SELECT (SELECT content FROM messages WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS display,
+                  (SELECT content FROM context_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS context`,
+          [id],
+        );
+        expect(row?.display).toBe(answer?.content);
+        expect(row?.context).toBe(answer?.content);
+      } finally {
+        await pg.close();
+      }
+      expect(existsSync(join(dir, 'navi.db'))).toBe(false);
+    } else {
+      const db = new Database(join(dir, 'navi.db'), { readonly: true });
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      db.close();
+    }
 
     fake.enqueue({ text: 'Continuing where we were.' });
     const again = await EventClient.connect(`ws://127.0.0.1:${port}/ws/sessions/${id}`);
