@@ -27,6 +27,7 @@ Commands:
   data     where the database, session files and vault are; move: into the data folder
   backup   copy the data into a folder, safe while Navi runs: backup [DEST]
   restore  put a backup in place of the current data (Navi stopped): restore SRC
+  db       move the database between SQLite and PostgreSQL: db copy --from A --to B (navi db help)
   service  a systemd user unit for navi serve: service install [--write] [--force]
   help     show this text
 
@@ -43,6 +44,7 @@ const COMMANDS = [
   'backup',
   'restore',
   'service',
+  'db',
 ];
 
 export async function main(argv: string[]): Promise<number> {
@@ -99,6 +101,10 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'restore') {
     const { runRestore } = await import('./restore.js');
     return runRestore(settings, argv.slice(1), process);
+  }
+  if (command === 'db') {
+    const { runDb } = await import('./db/command.js');
+    return runDb(argv.slice(1), process);
   }
   if (command === 'service') {
     const { runService } = await import('./service.js');
