@@ -19,11 +19,26 @@ export interface FtsQueries {
   any: string;
 }
 
-/** The FTS5 MATCH expressions for `text`, or null when it holds no searchable word. */
-export function toFtsQueries(text: string): FtsQueries | null {
+/** One searchable word of a memory query, and whether it also matches as the start of a longer one. */
+export interface QueryTerm {
+  word: string;
+  prefix: boolean;
+}
+
+/**
+ * The words of `text` memory search looks for, or null when it holds none: the one sanitising
+ * step both engines share (SQLite quotes them for FTS5, PostgreSQL for `to_tsquery`).
+ */
+export function memoryQueryTerms(text: string): QueryTerm[] | null {
   const words = ftsWords(text, MAX_QUERY_TERMS);
   if (words.length === 0) return null;
   // Prefix matching lets "python" find "python3" and "deploy" find "deployment".
-  const terms = words.map((t) => ftsTerm(t, t.length >= MIN_PREFIX_LENGTH));
+  return words.map((word) => ({ word, prefix: word.length >= MIN_PREFIX_LENGTH }));
+}
+
+/** The FTS5 MATCH expressions for `text`, or null when it holds no searchable word. */
+export function toFtsQueries(text: string): FtsQueries | null {
+  const terms = memoryQueryTerms(text)?.map(({ word, prefix }) => ftsTerm(word, prefix));
+  if (!terms) return null;
   return { all: terms.join(' AND '), any: terms.join(' OR ') };
 }

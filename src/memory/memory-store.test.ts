@@ -3,22 +3,28 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../store/sqlite/database.js';
 import { migrations } from '../store/sqlite/migrations/index.js';
 import { SqliteMemoryStore } from './memory-store.js';
-import { type TempStores, tempStores } from './test-support.js';
+import {
+  type EngineMemoryStore,
+  type MemoryTestStores,
+  memoryEngines,
+  type TempStores,
+  tempStores,
+} from './test-support.js';
 import { MemoryConflictError, MemoryValidationError } from './types.js';
 
-let t: TempStores;
-let store: SqliteMemoryStore;
 let clock = Date.parse('2026-01-01T00:00:00Z');
 const now = () => new Date(clock);
 
-beforeEach(() => {
-  t = tempStores();
-  clock = Date.parse('2026-01-01T00:00:00Z');
-  store = new SqliteMemoryStore(t.db, { now });
-});
-afterEach(() => t.dispose());
+describe.each(memoryEngines())('memory store on $name', (engine) => {
+  let t: MemoryTestStores;
+  let store: EngineMemoryStore;
 
-describe('SqliteMemoryStore', () => {
+  beforeEach(async () => {
+    t = await engine.open();
+    clock = Date.parse('2026-01-01T00:00:00Z');
+    store = t.memory({ now });
+  });
+  afterEach(() => t.dispose());
   it('upserts on (category, key) after normalising both', async () => {
     const a = await store.upsert({
       category: 'Preference',
@@ -146,6 +152,123 @@ describe('SqliteMemoryStore', () => {
     expect(await store.search('kayak', 0)).toEqual([]);
   });
 
+  it('saves many facts in one transaction, and nothing when one of them fails', async () => {
+    expect(await store.upsertMany([])).toEqual([]);
+    const first = await store.upsertMany([
+      { category: 'Home', key: 'City', value: 'Lyon' },
+      { category: 'home', key: 'pet', value: 'a cat' },
+      { category: 'home', key: 'city', value: 'Paris' }, // the later one wins
+    ]);
+    expect(first.map((r) => [r.fact.key, r.created])).toEqual([
+      ['city', true],
+      ['pet', true],
+      ['city', false],
+    ]);
+    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
+    const revision = await store.factsRevision();
+    // Unchanged values are not changes.
+    await store.upsertMany([{ category: 'home', key: 'pet', value: ' a   cat ' }]);
+    expect(await store.factsRevision()).toBe(revision);
+
+    // An invalid fact anywhere in the list: refused before anything is written.
+    await expect(
+      store.upsertMany([
+        { category: 'home', key: 'garden', value: 'roses' },
+        { category: '%%', key: 'k', value: 'v' },
+      ]),
+    ).rejects.toThrow(/category must contain at least one letter or digit/);
+    // A failure half-way through the writes (here a trigger, as a full disk would): all rolled back.
+    await t.refuse('INSERT', 'memory_facts', "new.key = 'boom'", 'disk full');
+    await expect(
+      store.upsertMany([
+        { category: 'home', key: 'garden', value: 'roses' },
+        { category: 'home', key: 'city', value: 'Nantes' },
+        { category: 'home', key: 'boom', value: 'x' },
+        { category: 'home', key: 'car', value: 'none' },
+      ]),
+    ).rejects.toThrow(/disk full/);
+    expect(await store.count()).toBe(2);
+    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
+    expect(await store.search('roses', 5)).toEqual([]);
+    expect(await store.factsRevision()).toBe(revision);
+
+    const many = await store.upsertMany(
+      Array.from({ length: 5000 }, (_, i) => ({ category: 'bulk', key: `k${i}`, value: 'x'.repeat(5000) })),
+    );
+    expect(many.every((r) => r.created && r.fact.value.length === 2000)).toBe(true);
+    expect(await store.count()).toBe(5002);
+  });
+
+  it('stores vectors per model and finds the nearest by cosine distance', async () => {
+    const a = (await store.upsert({ category: 'c', key: 'a', value: 'a' })).fact;
+    const b = (await store.upsert({ category: 'c', key: 'b', value: 'b' })).fact;
+    const c = (await store.upsert({ category: 'c', key: 'c', value: 'c' })).fact;
+    await store.setEmbedding(a.id, 'm1', Float32Array.from([1, 0, 0]));
+    await store.setEmbedding(b.id, 'm1', Float32Array.from([0.7, 0.7, 0]));
+    await store.setEmbedding(c.id, 'm2', Float32Array.from([1, 0, 0]));
+    const hits = await store.nearest(Float32Array.from([0.9, 0.1, 0]), 'm1', 5);
+    expect(hits.map((h) => h.id)).toEqual([a.id, b.id]);
+    expect(hits[0]!.distance).toBeLessThan(hits[1]!.distance);
+    expect(await store.nearest(Float32Array.from([0, 0, 0]), 'm1', 5)).toEqual([]);
+    expect(await store.nearest(Float32Array.from([1, 0]), 'm1', 5)).toEqual([]);
+    expect(await store.nearest(Float32Array.from([1, 0, 0]), 'm1', 0)).toEqual([]);
+    expect(await store.nearest(Float32Array.from([1, 0, 0]), 'nobody', 5)).toEqual([]);
+    // c has a vector of another model, so it still needs one for m1.
+    expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([c.id]);
+    // A new value drops the old vector.
+    await store.upsert({ category: 'c', key: 'a', value: 'changed' });
+    expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([a.id, c.id]);
+    expect((await store.nearest(Float32Array.from([0.9, 0.1, 0]), 'm1', 5)).map((h) => h.id)).toEqual([b.id]);
+    // A vector of a text edited meanwhile, or of a fact deleted, is not stored.
+    await store.setEmbeddings([
+      { id: a.id, model: 'm1', vector: Float32Array.from([1, 0, 0]), of: { ...a, value: 'old' } },
+      { id: 9999, model: 'm1', vector: Float32Array.from([1, 0, 0]) },
+    ]);
+    expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([a.id, c.id]);
+  });
+
+  it('marks the summary stale whenever facts change', async () => {
+    expect(await store.getSummary()).toEqual({ text: '', updated_at: null, stale: false });
+    const f = (await store.upsert({ category: 'c', key: 'k', value: 'v' })).fact;
+    expect((await store.getSummary()).stale).toBe(true);
+    await store.setSummary('The user likes v.');
+    expect(await store.getSummary()).toMatchObject({ text: 'The user likes v.', stale: false });
+    await store.upsert({ category: 'c', key: 'k', value: 'v' }); // unchanged: not a change
+    expect((await store.getSummary()).stale).toBe(false);
+    await store.delete({ id: f.id });
+    expect((await store.getSummary()).stale).toBe(true);
+  });
+
+  it('keeps extraction state per session and drops it with the session', async () => {
+    await t.stores.sessions.create({ id: 's1', profile_id: 'secretary' });
+    const state = {
+      session_id: 's1',
+      extracted_at: null,
+      status: 'failed' as const,
+      attempts: 2,
+      last_error: 'boom',
+      attempted_at: '2026-01-01T00:00:00.000Z',
+    };
+    await store.setSessionState(state);
+    expect(await store.getSessionState('s1')).toEqual(state);
+    await store.setSessionState({ ...state, status: 'done', attempts: 0, last_error: null });
+    expect(await store.listSessionStates()).toHaveLength(1);
+    await t.stores.sessions.delete('s1');
+    expect(await store.getSessionState('s1')).toBeUndefined();
+  });
+});
+
+describe('SqliteMemoryStore', () => {
+  let t: TempStores;
+  let store: SqliteMemoryStore;
+
+  beforeEach(() => {
+    t = tempStores();
+    clock = Date.parse('2026-01-01T00:00:00Z');
+    store = new SqliteMemoryStore(t.db, { now });
+  });
+  afterEach(() => t.dispose());
+
   it('keeps finding the facts of a database whose index was built before the prefix indexes', async () => {
     const file = join(t.dir, 'old.db');
     const old = openDatabase(
@@ -176,54 +299,6 @@ describe('SqliteMemoryStore', () => {
     }
   });
 
-  it('saves many facts in one transaction, and nothing when one of them fails', async () => {
-    expect(await store.upsertMany([])).toEqual([]);
-    const first = await store.upsertMany([
-      { category: 'Home', key: 'City', value: 'Lyon' },
-      { category: 'home', key: 'pet', value: 'a cat' },
-      { category: 'home', key: 'city', value: 'Paris' }, // the later one wins
-    ]);
-    expect(first.map((r) => [r.fact.key, r.created])).toEqual([
-      ['city', true],
-      ['pet', true],
-      ['city', false],
-    ]);
-    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
-    const revision = await store.factsRevision();
-    // Unchanged values are not changes.
-    await store.upsertMany([{ category: 'home', key: 'pet', value: ' a   cat ' }]);
-    expect(await store.factsRevision()).toBe(revision);
-
-    // An invalid fact anywhere in the list: refused before anything is written.
-    await expect(
-      store.upsertMany([
-        { category: 'home', key: 'garden', value: 'roses' },
-        { category: '%%', key: 'k', value: 'v' },
-      ]),
-    ).rejects.toThrow(/category must contain at least one letter or digit/);
-    // A failure half-way through the writes (here a trigger, as a full disk would): all rolled back.
-    t.db.exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON memory_facts WHEN new.key = 'boom'
-               BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-    await expect(
-      store.upsertMany([
-        { category: 'home', key: 'garden', value: 'roses' },
-        { category: 'home', key: 'city', value: 'Nantes' },
-        { category: 'home', key: 'boom', value: 'x' },
-        { category: 'home', key: 'car', value: 'none' },
-      ]),
-    ).rejects.toThrow(/disk full/);
-    expect(await store.count()).toBe(2);
-    expect((await store.getByKey('home', 'city'))?.value).toBe('Paris');
-    expect(await store.search('roses', 5)).toEqual([]);
-    expect(await store.factsRevision()).toBe(revision);
-
-    const many = await store.upsertMany(
-      Array.from({ length: 5000 }, (_, i) => ({ category: 'bulk', key: `k${i}`, value: 'x'.repeat(5000) })),
-    );
-    expect(many.every((r) => r.created && r.fact.value.length === 2000)).toBe(true);
-    expect(await store.count()).toBe(5002);
-  });
-
   it('stores vectors per model and finds the nearest with either engine', async () => {
     const scan = new SqliteMemoryStore(t.db, { now, vectorEngine: 'scan' });
     expect(store.vectorEngine).toBe('sqlite-vec');
@@ -245,35 +320,5 @@ describe('SqliteMemoryStore', () => {
     // A new value drops the old vector.
     await store.upsert({ category: 'c', key: 'a', value: 'changed' });
     expect((await store.missingEmbeddings('m1', 10)).map((f) => f.id)).toEqual([a.id, c.id]);
-  });
-
-  it('marks the summary stale whenever facts change', async () => {
-    expect(await store.getSummary()).toEqual({ text: '', updated_at: null, stale: false });
-    const f = (await store.upsert({ category: 'c', key: 'k', value: 'v' })).fact;
-    expect((await store.getSummary()).stale).toBe(true);
-    await store.setSummary('The user likes v.');
-    expect(await store.getSummary()).toMatchObject({ text: 'The user likes v.', stale: false });
-    await store.upsert({ category: 'c', key: 'k', value: 'v' }); // unchanged: not a change
-    expect((await store.getSummary()).stale).toBe(false);
-    await store.delete({ id: f.id });
-    expect((await store.getSummary()).stale).toBe(true);
-  });
-
-  it('keeps extraction state per session and drops it with the session', async () => {
-    await t.sessions.create({ id: 's1', profile_id: 'secretary' });
-    const state = {
-      session_id: 's1',
-      extracted_at: null,
-      status: 'failed' as const,
-      attempts: 2,
-      last_error: 'boom',
-      attempted_at: '2026-01-01T00:00:00.000Z',
-    };
-    await store.setSessionState(state);
-    expect(await store.getSessionState('s1')).toEqual(state);
-    await store.setSessionState({ ...state, status: 'done', attempts: 0, last_error: null });
-    expect(await store.listSessionStates()).toHaveLength(1);
-    await t.sessions.delete('s1');
-    expect(await store.getSessionState('s1')).toBeUndefined();
   });
 });

@@ -1,8 +1,15 @@
-/** Shared set-up for the memory tests: a real SQLite file in a temporary folder. */
+/**
+ * Shared set-up for the memory tests: a real SQLite file in a temporary folder, or the same
+ * tests once per engine (`memoryEngines`).
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type OpenedStores, openStores, type StoreEngine } from '../store/open-stores.js';
 import { createSqliteStores, type SqliteStores } from '../store/sqlite/index.js';
+import { storeEngines, type TestStores } from '../store/test-engines.js';
+import { SqliteMemoryStore } from './memory-store.js';
+import { PgMemoryStore } from './postgres-memory-store.js';
 
 export interface TempStores extends SqliteStores {
   dir: string;
@@ -78,4 +85,76 @@ export function clusteredEmbeddings(
     for (let i = 0; i < dimension; i++) v[i] = v[i]! / norm;
     return v;
   };
+}
+
+/** A memory test's stores on one engine (docs: src/store/test-engines.ts). */
+export interface MemoryTestStores extends TestStores {
+  /** A memory store on these stores; each call makes another one on the same database. */
+  memory(options?: { now?: () => Date }): EngineMemoryStore;
+  /**
+   * A memory store on a connection (SQLite) or pool (PostgreSQL) of its own, as another Navi
+   * process has; closed by `dispose`.
+   */
+  otherProcess(options?: { now?: () => Date }): Promise<EngineMemoryStore>;
+  /** Runs raw SQL of this engine (a repair by hand, a test's fault). */
+  exec(sql: string): Promise<void>;
+  /** Makes `event` on `table` fail with `message` for the rows `when` (an SQL condition on `new`) selects. */
+  refuse(event: 'INSERT' | 'UPDATE', table: string, when: string, message: string): Promise<void>;
+}
+
+export type EngineMemoryStore = SqliteMemoryStore | PgMemoryStore;
+
+export interface MemoryEngineCase {
+  name: StoreEngine;
+  open(): Promise<MemoryTestStores>;
+}
+
+function memoryOn(stores: OpenedStores, options: { now?: () => Date }): EngineMemoryStore {
+  return stores.engine === 'sqlite'
+    ? new SqliteMemoryStore(stores.db, options)
+    : new PgMemoryStore(stores.pg, options);
+}
+
+let refusals = 0;
+
+/** The memory contract tests' engines: SQLite, and PostgreSQL when it may run. */
+export function memoryEngines(): MemoryEngineCase[] {
+  return storeEngines('memory store tests').map((engine) => ({
+    name: engine.name,
+    async open(): Promise<MemoryTestStores> {
+      const t = await engine.open();
+      const others: OpenedStores[] = [];
+      const { stores } = t;
+      return {
+        ...t,
+        memory: (options = {}) => memoryOn(stores, options),
+        async otherProcess(options = {}) {
+          const other = await openStores(t.settings);
+          others.push(other);
+          return memoryOn(other, options);
+        },
+        async exec(sql) {
+          if (stores.engine === 'sqlite') stores.db.exec(sql);
+          else await stores.pg.query(sql);
+        },
+        async refuse(event, table, when, message) {
+          const name = `refuse_${++refusals}`;
+          if (stores.engine === 'sqlite') {
+            stores.db.exec(`CREATE TRIGGER ${name} BEFORE ${event} ON ${table} WHEN ${when}
+                            BEGIN SELECT RAISE(ABORT, '${message}'); END`);
+            return;
+          }
+          await stores.pg.query(`
+            CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION '${message}'; END $$;
+            CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW WHEN (${when})
+              EXECUTE FUNCTION ${name}();`);
+        },
+        async dispose() {
+          for (const other of others) await other.close();
+          await t.dispose();
+        },
+      };
+    },
+  }));
 }
