@@ -192,11 +192,36 @@ export type RecallPatch = Partial<
   Pick<RecallRecord, 'status' | 'next_run_at' | 'last_run_at' | 'last_outcome' | 'run_count'>
 >;
 
+/** What a claim's `start` decided: its result, and the change that moves the recall on (none leaves it due). */
+export interface RecallClaimStart<T> {
+  value: T;
+  patch?: RecallPatch;
+}
+
+/**
+ * How a claim ended: `claimed` (start ran, its patch is stored), `taken` (another process holds
+ * this occurrence right now), or `gone` (the recall is no longer active at that due time: run,
+ * skipped, cancelled or deleted).
+ */
+export type RecallClaim<T> = { kind: 'claimed'; value: T } | { kind: 'taken' } | { kind: 'gone' };
+
 /**
  * Recalls: prompts that run later in their session. A session's recalls go with it when it is
  * deleted.
  */
 export interface RecallStore {
+  /**
+   * Fires one occurrence exactly once, however many processes share the store: if recall `id` is
+   * still active and due at `dueAt`, and no one else holds it, calls `start` with the current
+   * record while holding it, and stores `start`'s patch together with releasing it. A claim
+   * held by a process that dies is released with it. `start` throwing releases the claim and
+   * changes nothing.
+   */
+  claim<T>(
+    id: string,
+    dueAt: string,
+    start: (current: RecallRecord) => Promise<RecallClaimStart<T>>,
+  ): Promise<RecallClaim<T>>;
   add(recall: RecallRecord): Promise<void>;
   get(id: string): Promise<RecallRecord | undefined>;
   /** A session's recalls: active ones soonest first, then finished ones, newest first (at most `limit` of those). */

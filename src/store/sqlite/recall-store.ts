@@ -1,7 +1,7 @@
 /** RecallStore on SQLite: the `recalls` table, schedules and outcomes kept as JSON. */
 import type { Database, Statement } from 'better-sqlite3';
 import type { RecallOutcome, RecallSchedule, RecallStatus } from '../../protocol/rest.js';
-import type { RecallPatch, RecallRecord, RecallStore } from '../types.js';
+import type { RecallClaim, RecallClaimStart, RecallPatch, RecallRecord, RecallStore } from '../types.js';
 
 interface RecallRow {
   id: string;
@@ -35,6 +35,11 @@ export class SqliteRecallStore implements RecallStore {
   private readonly finishedOf: Statement<[string, number], RecallRow>;
   private readonly countOf: Statement<[string], number>;
   private readonly due: Statement<[number], RecallRow>;
+  /**
+   * Occurrences being started. One process owns the SQLite file, so a set is all the claim
+   * needs: it keeps two schedulers in this process (a restart overlapping its predecessor) apart.
+   */
+  private readonly claiming = new Set<string>();
 
   constructor(private readonly db: Database) {
     this.insert = db.prepare(
@@ -80,6 +85,24 @@ export class SqliteRecallStore implements RecallStore {
 
   async soonest(limit: number): Promise<RecallRecord[]> {
     return this.due.all(limit).map(fromRow);
+  }
+
+  async claim<T>(
+    id: string,
+    dueAt: string,
+    start: (current: RecallRecord) => Promise<RecallClaimStart<T>>,
+  ): Promise<RecallClaim<T>> {
+    const row = this.byId.get(id);
+    if (row?.status !== 'active' || row.next_run_at !== dueAt) return { kind: 'gone' };
+    if (this.claiming.has(id)) return { kind: 'taken' };
+    this.claiming.add(id);
+    try {
+      const { value, patch } = await start(fromRow(row));
+      if (patch) await this.update(id, patch);
+      return { kind: 'claimed', value };
+    } finally {
+      this.claiming.delete(id);
+    }
   }
 
   async update(id: string, patch: RecallPatch): Promise<RecallRecord | undefined> {

@@ -1,4 +1,9 @@
-/** Recalls: prompts scheduled to run later, headless, in their session. One row per recall. */
+/**
+ * Recalls: prompts scheduled to run later, headless, in their session. One row per recall. Its
+ * times sort byte by byte (COLLATE "C"), as in SQLite, whatever the database's locale: canonical
+ * ISO-8601 UTC text then sorts in time order. Several processes fire from this table; the row
+ * lock of a claim keeps an occurrence to one of them, so no column records who holds it.
+ */
 import type { PgMigration } from './types.js';
 
 export const recallsMigration: PgMigration = {
@@ -12,12 +17,12 @@ export const recallsMigration: PgMigration = {
         prompt TEXT NOT NULL,
         schedule JSONB NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('active', 'done', 'cancelled')),
-        next_run_at TEXT,
-        last_run_at TEXT,
+        next_run_at TEXT COLLATE "C",
+        last_run_at TEXT COLLATE "C",
         last_outcome JSONB,
         run_count INTEGER NOT NULL DEFAULT 0,
         chain INTEGER NOT NULL,
-        created_at TEXT NOT NULL,
+        created_at TEXT COLLATE "C" NOT NULL,
         CHECK (status <> 'active' OR next_run_at IS NOT NULL)
       );
       CREATE INDEX recalls_due ON recalls (next_run_at) WHERE status = 'active';
