@@ -41,12 +41,14 @@ const WHERE: Record<DataFileLocation['where'], string> = {
 };
 
 /** One line per data file: what it is, where, and whether it exists yet. */
-function describeDataLocation(location: DataLocation): string[] {
+function describeDataLocation(location: DataLocation, postgres = false): string[] {
   const lines = [`Data folder (NAVI_DATA_DIR): ${location.dataDir}`];
   for (const f of location.files) {
     const state = existsSync(f.path) ? '' : ', not created yet';
     lines.push(`  ${LABELS[f.setting]} (${f.setting}): ${f.path} (${WHERE[f.where]}${state})`);
   }
+  if (postgres)
+    lines.push('  DATABASE_URL is set: the database is in PostgreSQL, and the file DB_PATH is not used');
   lines.push(`  LLM settings the web client saved: ${ownedSettingsPath(location.dataDir)}`);
   return lines;
 }
@@ -62,7 +64,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
     if (rest.length > 0) throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
     if (command === 'where') {
       const location = dataLocation(settings, settingOrigins(settings));
-      io.stdout.write(`${describeDataLocation(location).join('\n')}\n`);
+      io.stdout.write(`${describeDataLocation(location, settings.DATABASE_URL.trim() !== '').join('\n')}\n`);
       const notice = legacyDataNotice(location);
       if (notice) io.stdout.write(`${notice}\n`);
       return 0;
@@ -136,7 +138,8 @@ export async function moveData(settings: Settings, cwd = process.cwd()): Promise
 export function checkDataLocation(settings: Settings, cwd = process.cwd()): CheckResult {
   const location = dataLocation(settings, settingOrigins(settings), cwd);
   const database = location.files.find((f) => f.setting === 'DB_PATH');
-  const detail = `data folder ${location.dataDir}; database ${database?.path}`;
+  const where = settings.DATABASE_URL.trim() !== '' ? 'in PostgreSQL (DATABASE_URL)' : database?.path;
+  const detail = `data folder ${location.dataDir}; database ${where}`;
   if (location.legacy.length === 0) return { name: 'data', level: 'ok', detail };
   return {
     name: 'data',

@@ -14,6 +14,7 @@ import { findNetworkHelpers } from '../machine/sandbox/sandbox-network.js';
 import { findOpenscad, findXvfb } from '../machine/system/find-3d-programs.js';
 import { defaultModelCapabilities, NO_TOOLS_ADVICE } from '../server/default-model.js';
 import type { NaviServices } from '../server/services.js';
+import type { StoreReport } from '../store/open-stores.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { vaultOptions } from '../vault/index.js';
 import { checkDataLocation } from './data.js';
@@ -39,11 +40,13 @@ export async function runDoctor(settings: Settings, out: Writable, secrets?: Sec
   try {
     const { createServices } = await import('../server/create-services.js');
     services = await createServices(settings, { logger: notes.logger });
-    results.push({ name: 'database', level: 'ok', detail: `${settings.DB_PATH} opened, migrations applied` });
   } catch (err) {
     // A setting naming a vault secret that cannot be read stops start-up before the database.
     if (err instanceof SettingsError)
       results.push({ name: 'settings', level: 'fail', detail: err.problems.join('; ') });
+    else if (settings.DATABASE_URL.trim() !== '')
+      // The error names the URL (password hidden) and what to check.
+      results.push({ name: 'database', level: 'fail', detail: (err as Error).message });
     else
       results.push({
         name: 'database',
@@ -53,6 +56,7 @@ export async function runDoctor(settings: Settings, out: Writable, secrets?: Sec
   }
   if (services) {
     try {
+      results.push(...(await checkStorage(services)));
       results.push(...(await checkServices(services)), checkVault(services, settings));
     } finally {
       await services.close();
@@ -66,6 +70,54 @@ export async function runDoctor(settings: Settings, out: Writable, secrets?: Sec
   const failed = results.filter((r) => r.level === 'fail').length;
   out.write(failed === 0 ? 'All checks passed.\n' : `${failed} check(s) failed.\n`);
   return failed === 0 ? 0 : 1;
+}
+
+/**
+ * Which store is in use, its version, schema version and one round trip's latency; on
+ * PostgreSQL also how memory finds vectors. A server that stopped answering since start-up is a
+ * failed check with its reason.
+ */
+export async function checkStorage(services: NaviServices): Promise<CheckResult[]> {
+  if (!services.storage) return [];
+  let report: StoreReport;
+  try {
+    report = await services.storage.report();
+  } catch (err) {
+    return [
+      {
+        name: 'database',
+        level: 'fail',
+        detail: `the ${services.storage.engine === 'postgres' ? 'PostgreSQL server' : 'database'} stopped answering: ${(err as Error).message}`,
+      },
+    ];
+  }
+  const engine = report.engine === 'postgres' ? 'PostgreSQL' : 'SQLite';
+  const results: CheckResult[] = [
+    {
+      name: 'database',
+      level: 'ok',
+      detail: `${engine} ${report.version} at ${report.location}, schema version ${report.migration}, ${report.latencyMs.toFixed(1)} ms round trip`,
+    },
+  ];
+  const store = services.memory?.store;
+  const vectorSearch = (store as { vectorSearch?: () => Promise<'pgvector' | 'scan'> } | undefined)
+    ?.vectorSearch;
+  if (report.engine === 'postgres' && store && typeof vectorSearch === 'function') {
+    try {
+      const way = await vectorSearch.call(store);
+      results.push({
+        name: 'memory vectors',
+        level: 'ok',
+        detail:
+          way === 'pgvector'
+            ? 'found with pgvector on the server'
+            : 'found by a scan in Navi (the server has no pgvector; installing it speeds up large memories)',
+      });
+    } catch (err) {
+      results.push({ name: 'memory vectors', level: 'fail', detail: (err as Error).message });
+    }
+  }
+  return results;
 }
 
 /** The LLM backends the profiles use, the tools that failed to load, and the MCP servers. */

@@ -1,10 +1,11 @@
 /**
  * Pairing codes for the person's browser: `navi serve` makes one at start and `navi pair` makes
- * a fresh one, both through the database, so the server need not be asked. The code travels in
+ * a fresh one, both through the database (the SQLite file or PostgreSQL), so the server need not
+ * be asked. The code travels in
  * the URL fragment, which browsers never send to a server, so it stays out of request logs.
  */
 import type { Settings } from '../config/settings.js';
-import { openDatabase, SqliteConsentStore } from '../store/sqlite/index.js';
+import { type OpenedStores, openStores } from '../store/open-stores.js';
 import type { ConsentStore } from '../store/types.js';
 
 /** How long a code from `navi pair` or `navi serve` can be used. */
@@ -38,7 +39,7 @@ export async function newPairingInstruction(
  * instead (a lost laptop, a leaked cookie). Returns the exit code.
  */
 export async function runPair(
-  settings: Pick<Settings, 'DB_PATH' | 'NAVI_HOST' | 'NAVI_PORT' | 'NAVI_API_TOKEN'>,
+  settings: Pick<Settings, 'DB_PATH' | 'DATABASE_URL' | 'NAVI_HOST' | 'NAVI_PORT' | 'NAVI_API_TOKEN'>,
   args: readonly string[],
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
@@ -48,30 +49,27 @@ export async function runPair(
     err.write(`navi pair: unknown option "${unknown[0]}"; use no option, or --unpair-all\n`);
     return 2;
   }
-  let db: ReturnType<typeof openDatabase>;
+  // The same store navi serve uses: the SQLite file, or PostgreSQL when DATABASE_URL is set.
+  let stores: OpenedStores;
   try {
-    db = openDatabase(settings.DB_PATH);
+    stores = await openStores(settings);
   } catch (error) {
     err.write(`navi pair: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   try {
     if (args.includes('--unpair-all')) {
-      const count = await new SqliteConsentStore(db).unpairAll();
+      const count = await stores.consent.unpairAll();
       out.write(`Forgot ${count} paired browser${count === 1 ? '' : 's'}; pair again with navi pair.\n`);
       return 0;
     }
-    const line = await newPairingInstruction(
-      new SqliteConsentStore(db),
-      settings.NAVI_HOST,
-      settings.NAVI_PORT,
-    );
+    const line = await newPairingInstruction(stores.consent, settings.NAVI_HOST, settings.NAVI_PORT);
     const minutes = PAIRING_CODE_TTL_MS / 60_000;
     out.write(`${line}.\nThe link works once, within ${minutes} minutes.\n`);
     if (settings.NAVI_API_TOKEN !== '')
       out.write('NAVI_API_TOKEN is set: a browser signed in with the token already has consent.\n');
     return 0;
   } finally {
-    db.close();
+    await stores.close();
   }
 }
