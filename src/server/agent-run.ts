@@ -28,6 +28,11 @@ export interface AgentRunOptions {
   /** The clock that closes coalescing windows, shared by the runs of a registry. */
   flushClock?: FlushClock;
   runId?: string;
+  /**
+   * Whether a socket watches the session on another process (a cluster on one database): a
+   * person there can answer a confirmation as well as one here.
+   */
+  watchedElsewhere?: () => boolean;
   /** Called once, right after the terminal event went out. */
   onEnd?: (run: AgentRun) => void;
   /**
@@ -137,7 +142,8 @@ export class AgentRun {
     if (this.terminal || this.controller.signal.aborted) return refused(STOPPED_BEFORE_CONFIRM);
     // Even with a client watching: the person did not start this run and may be away.
     if (this.trigger === 'recall') return refused(RECALL_CANNOT_CONFIRM);
-    const someoneCanAnswer = [...this.subscribers].some((s) => s.kind === 'socket');
+    const someoneCanAnswer =
+      [...this.subscribers].some((s) => s.kind === 'socket') || (this.options.watchedElsewhere?.() ?? false);
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);
     this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });
     const answer = new Promise<ConfirmAnswer>((resolve) => {

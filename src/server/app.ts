@@ -109,6 +109,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
     logger: services.logger,
     confirmTimeoutMs: settings.TOOL_CONFIRM_TIMEOUT_MS,
     coalesceWindowMs: options.coalesceWindowMs,
+    ...(services.cluster ? { cluster: services.cluster } : {}),
   });
   const sweeper = new FileSweeper(files, options.sweepIntervalMs ?? 10 * 60_000, services.logger);
   const context: ServerContext = { services, runs, files };

@@ -57,6 +57,7 @@ import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
 import { SecretMasker } from '../util/secret-masker.js';
 import { openVault, vaultOptions } from '../vault/index.js';
+import { PgRunCluster } from './cluster/pg-run-cluster.js';
 import { lazyVault } from './lazy-vault.js';
 import { LlmSettingsService } from './llm-settings.js';
 import { resolveSettingReferences } from './secret-settings.js';
@@ -96,6 +97,14 @@ export async function createServices(
   const settings = resolveSettingReferences(configured, vault, secrets);
   // The SQLite file, or PostgreSQL when DATABASE_URL is set (docs/postgres.md).
   const stores = await openStores(settings);
+  // Several navi serve processes may share a PostgreSQL database: their runs coordinate.
+  const cluster =
+    stores.engine === 'postgres'
+      ? await PgRunCluster.open({ url: settings.DATABASE_URL, db: stores.pg, logger }).catch(async (err) => {
+          await stores.close();
+          throw err;
+        })
+      : undefined;
   // Every write to the transcript passes the masker: a revealed value never reaches the disk.
   const sessions = maskingSessionStore(stores.sessions, secrets);
   const profiles = ProfileRegistry.fromDirectory(settings.PROFILES_DIR, settings.DEFAULT_PROFILE);
@@ -270,6 +279,7 @@ export async function createServices(
     consent: stores.consent,
     search: stores.search,
     storage: { engine: stores.engine, report: () => stores.report() },
+    ...(cluster ? { cluster } : {}),
     profiles,
     tools: registry,
     executor,
@@ -300,6 +310,7 @@ export async function createServices(
       sshPool.closeAll();
       await mcp.close();
       await providers.close();
+      await cluster?.close();
       await stores.close();
       vault.close();
     },

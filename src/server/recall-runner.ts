@@ -6,7 +6,7 @@
 
 import type { ServerEvent } from '../protocol/events.js';
 import type { RecallOutcome } from '../protocol/rest.js';
-import type { RecallRunner } from '../recall/types.js';
+import type { RecallRunner, RecallStart } from '../recall/types.js';
 import { ApiError } from './errors.js';
 import type { RunRegistry } from './run-registry.js';
 
@@ -22,10 +22,10 @@ function outcomeOf(terminal: ServerEvent): RecallOutcome {
 export function recallRunner(runs: RunRegistry): RecallRunner {
   return {
     async start(fire) {
-      const active = runs.get(fire.session_id);
-      if (active) return { kind: 'busy', idle: active.done.then(() => undefined) };
+      const busy = (): RecallStart => ({ kind: 'busy', idle: runs.idle(fire.session_id) });
+      if (await runs.busy(fire.session_id)) return busy();
       try {
-        const run = runs.start(fire.session_id, {
+        const run = await runs.start(fire.session_id, {
           content: fire.prompt,
           trigger: 'recall',
           recall: {
@@ -38,6 +38,8 @@ export function recallRunner(runs: RunRegistry): RecallRunner {
         return { kind: 'started', done: run.done.then(outcomeOf) };
       } catch (err) {
         if (err instanceof ApiError && err.code === 'SHUTTING_DOWN') return { kind: 'closed' };
+        // Taken in between, here or by another process.
+        if (err instanceof ApiError && err.code === 'RUN_ACTIVE') return busy();
         throw err;
       }
     },

@@ -205,7 +205,7 @@ describe('in a long session', () => {
   /** What starting a rewind is given: the run started, and the messages searched for forms. */
   function rewindDeps(sessions: SessionStore) {
     const run = {} as AgentRun;
-    const start = vi.fn((_sessionId: string, _input: unknown) => run);
+    const start = vi.fn(async (_sessionId: string, _input: unknown) => run);
     const reopenRemoved = vi.fn(
       (_run: AgentRun, _sessionId: string, _messages: readonly StoredMessage[], _log: unknown) => {},
     );

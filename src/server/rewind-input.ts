@@ -168,13 +168,14 @@ export async function startEdit(
  * `tail`, the display history from the rewind's message on, as it stands before the run) may be
  * answered again.
  */
-function startRewind(
+async function startRewind(
   deps: RewindDeps,
   sessionId: string,
   input: RunInput,
   tail: readonly StoredMessage[],
-): AgentRun {
-  const run = deps.runs.start(sessionId, input);
+): Promise<AgentRun> {
+  // The claim comes first, inside start: a rewind whose run cannot start removes nothing.
+  const run = await deps.runs.start(sessionId, input);
   deps.forms.reopenRemoved(run, sessionId, tail, deps.log);
   return run;
 }

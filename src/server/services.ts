@@ -23,6 +23,7 @@ import type { ToolExecutor } from '../tools/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import type { Vault } from '../vault/types.js';
+import type { RunCluster } from './cluster/types.js';
 import type { LlmSettingsService } from './llm-settings.js';
 
 export interface NaviServices {
@@ -37,6 +38,8 @@ export interface NaviServices {
   search: SearchStore;
   /** Which engine holds the stores (SQLite or PostgreSQL), and its report for `navi doctor`. */
   storage?: { engine: StoreEngine; report(): Promise<StoreReport> };
+  /** The other navi serve processes on the same PostgreSQL database, whose runs coordinate with this one's. */
+  cluster?: RunCluster;
   profiles: ProfileRegistry;
   tools: ToolRegistry;
   executor: ToolExecutor;

@@ -92,9 +92,9 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     { schema: { params: idParams, body: messageBody } },
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
-      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      if (await runs.busy(session.id)) throw new ApiError('RUN_ACTIVE');
       const input = await userMessageInput(session.id, request.body, files, refuseImages);
-      return replyOf(runs.start(session.id, input));
+      return replyOf(await runs.start(session.id, input));
     },
   );
 
@@ -103,7 +103,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     { schema: { params: idParams } },
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
-      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      if (await runs.busy(session.id)) throw new ApiError('RUN_ACTIVE');
       return replyOf(await startRegenerate(rewinds, session.id));
     },
   );
@@ -122,7 +122,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     },
     async (request): Promise<MessageReply> => {
       const session = await requireSession(services.sessions, request.params.id);
-      if (runs.get(session.id)) throw new ApiError('RUN_ACTIVE');
+      if (await runs.busy(session.id)) throw new ApiError('RUN_ACTIVE');
       return replyOf(
         await startEdit({ ...rewinds, files, refuseImages }, session.id, request.params.mid, request.body),
       );
@@ -134,7 +134,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     { schema: { params: idParams } },
     async (request) => {
       const session = await requireSession(services.sessions, request.params.id);
-      return { stopped: runs.stop(session.id) };
+      return { stopped: await runs.stop(session.id) };
     },
   );
 
@@ -157,7 +157,7 @@ export const messageRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     },
     async (request) => {
       const session = await requireSession(services.sessions, request.params.id);
-      if (!runs.answer(session.id, request.body.call_id, request.body.approved)) {
+      if (!(await runs.answer(session.id, request.body.call_id, request.body.approved))) {
         throw new ApiError('CONFIRMATION_NOT_FOUND');
       }
       return { ok: true };

@@ -137,7 +137,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       let switched: EventOf<'profile_switched'> | undefined;
       if (request.body.profile_id !== undefined) {
         // A run reads its profile once, at its start: a change under it would reach only part of it.
-        if (runs.get(session.id))
+        if (await runs.busy(session.id))
           throw new ApiError('RUN_ACTIVE', 'the profile can change once the answer is finished or stopped');
         const result = await switchProfile(
           services.profiles,
@@ -189,10 +189,11 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
       const session = await requireSession(services.sessions, request.params.id);
       // A running agent would keep writing into the session being deleted: stop it and let it
       // save what it has before the rows go.
-      const run = runs.get(session.id);
-      if (run) {
-        run.stop();
-        await Promise.race([run.done, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+      if (await runs.stop(session.id)) {
+        await Promise.race([
+          runs.idle(session.id),
+          new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+        ]);
       }
       await services.sessions.delete(session.id);
       await files.removeSession(session.id);

@@ -84,6 +84,9 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
       socket.on('close', unwatch);
 
       const handle = async (data: RawData): Promise<void> => {
+        // With several processes, the others have heard of this socket before anything it asks
+        // for happens: a run it starts elsewhere may ask it to confirm.
+        await runs.announced();
         const frame = parseClientFrame(data, maxClientFrameBytes);
         if (!frame.ok) return subscriber.sendError(frame.message, frame.code);
         const command = frame.command;
@@ -92,7 +95,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           // question must stay open for the person rather than be answered by someone else.
           if (!consent)
             return subscriber.sendError(`${errorTable.CONSENT_REQUIRED.message}.`, 'CONSENT_REQUIRED');
-          if (!runs.answer(sessionId, command.call_id, command.approved)) {
+          if (!(await runs.answer(sessionId, command.call_id, command.approved))) {
             subscriber.sendError(
               'No tool call of this session is waiting for that confirmation.',
               'CONFIRMATION_NOT_FOUND',
@@ -100,7 +103,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           }
           return;
         }
-        if (runs.get(sessionId)) {
+        if (await runs.busy(sessionId)) {
           return subscriber.sendError(
             'The agent is still answering; wait for it to finish or stop it first.',
             'RUN_ACTIVE',
@@ -116,7 +119,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           const input = await userMessageInput(sessionId, command, files, (id) =>
             refuseImagesForTextModel(services, id),
           );
-          runs.start(sessionId, input);
+          await runs.start(sessionId, input);
           return;
         }
         const rewinds = { runs, sessions: services.sessions, forms, log };
@@ -140,7 +143,7 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
             'FORM_ALREADY_SUBMITTED',
           );
         try {
-          runs.start(sessionId, formSubmitInput(command.form_id, command.values));
+          await runs.start(sessionId, formSubmitInput(command.form_id, command.values));
         } catch (err) {
           await forms.release(sessionId, command.form_id);
           throw err;

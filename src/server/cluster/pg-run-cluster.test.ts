@@ -1,0 +1,287 @@
+/**
+ * The run cluster on a real PostgreSQL: two members ("processes") on one schema, each with its
+ * own pool, its own dedicated connections and its own run registry over a scripted agent. What
+ * one runs, the other's watchers see; a session is claimed by one at a time; stop and answers
+ * cross over; a member that vanishes frees its sessions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aborted, gate, type ScriptedAgent, scriptedAgent } from '../../../test/server/scripted-agent.js';
+import { silentLogger } from '../../config/logger.js';
+import { type AgentEvent, isTerminalEvent, type ServerEvent } from '../../protocol/events.js';
+import { PgDatabase } from '../../store/postgres/database.js';
+import { createTestSchema, needsPostgres } from '../../store/test-engines.js';
+import type { AgentRun } from '../agent-run.js';
+import { ApiError } from '../errors.js';
+import { RunRegistry } from '../run-registry.js';
+import type { RunSubscriber } from '../run-subscriber.js';
+import { PgRunCluster } from './pg-run-cluster.js';
+import { OWNER_GONE } from './remote-run.js';
+
+/** A watcher that records what it is delivered; `socket` ones count as people who can confirm. */
+class Sink implements RunSubscriber {
+  readonly events: ServerEvent[] = [];
+  readonly frames: string[] = [];
+  private waiters: { test: (e: ServerEvent) => boolean; resolve: () => void }[] = [];
+  constructor(readonly kind: 'socket' | 'internal' = 'socket') {}
+  deliver(event: ServerEvent, json: string): boolean {
+    this.events.push(event);
+    this.frames.push(json);
+    this.waiters = this.waiters.filter((w) => {
+      if (!w.test(event)) return true;
+      w.resolve();
+      return false;
+    });
+    return true;
+  }
+  waitFor(test: (e: ServerEvent) => boolean): Promise<void> {
+    if (this.events.some(test)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ test, resolve }));
+  }
+  ofRun(runId: string): ServerEvent[] {
+    return this.events.filter((e) => e.run_id === runId);
+  }
+}
+
+interface Member {
+  db: PgDatabase;
+  cluster: PgRunCluster;
+  runs: RunRegistry;
+  agent: ScriptedAgent;
+}
+
+const runPostgres = needsPostgres('run cluster tests');
+let url = '';
+let drop: () => Promise<void> = async () => {};
+const members: Member[] = [];
+
+async function member(): Promise<Member> {
+  const db = await PgDatabase.open(url, { max: 4 });
+  const cluster = await PgRunCluster.open({
+    url,
+    db,
+    logger: silentLogger(),
+    requestTimeoutMs: 3000,
+    sweepIntervalMs: 60_000,
+  });
+  const agent = scriptedAgent();
+  const runs = new RunRegistry({ agent, logger: silentLogger(), confirmTimeoutMs: 30_000, cluster });
+  const m = { db, cluster, runs, agent };
+  members.push(m);
+  return m;
+}
+
+async function leave(m: Member): Promise<void> {
+  await m.runs.close(1000);
+  await m.cluster.close();
+  await m.db.close();
+}
+
+const end = (content: string): AgentEvent => ({
+  type: 'stream_end',
+  content,
+  context_tokens: 5,
+  max_context_tokens: 100,
+});
+const input = { content: 'go', trigger: 'user' as const };
+let sessionCounter = 0;
+const newSession = () => `00000000-0000-4000-8000-${String(++sessionCounter).padStart(12, '0')}`;
+
+/** Retries `fn` until it stops throwing RUN_ACTIVE (a claim freed by a connection the server has not closed yet). */
+async function startWhenFree(m: Member, sessionId: string): Promise<AgentRun> {
+  for (;;) {
+    try {
+      return await m.runs.start(sessionId, input);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'RUN_ACTIVE')) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
+  let a: Member;
+  let b: Member;
+
+  beforeAll(async () => {
+    ({ url, drop } = await createTestSchema());
+    a = await member();
+    b = await member();
+  });
+  afterAll(async () => {
+    for (const m of members) await leave(m).catch(() => undefined);
+    await drop();
+  });
+
+  it('a second run of a session is refused on either member, and the session is free once the run ended', async () => {
+    const s = newSession();
+    const release = gate();
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      await release.wait;
+      yield end('done');
+    });
+    const run = await a.runs.start(s, input);
+    await expect(b.runs.start(s, input)).rejects.toMatchObject({ code: 'RUN_ACTIVE' });
+    await expect(a.runs.start(s, input)).rejects.toMatchObject({ code: 'RUN_ACTIVE' });
+    expect(await b.runs.busy(s)).toBe(true);
+    release.open();
+    await run.done;
+    await b.runs.idle(s);
+    expect(await b.runs.busy(s)).toBe(false);
+    const second = await b.runs.start(s, input);
+    expect((await second.done).type).toBe('stream_end');
+  });
+
+  it('a watcher on the other member sees the run live, in order, as the owner`s watcher does — big events too', async () => {
+    const s = newSession();
+    const here = new Sink();
+    const there = new Sink();
+    const unwatchHere = a.runs.watch(s, here);
+    const unwatchThere = b.runs.watch(s, there);
+    await b.runs.announced();
+    const big = 'x'.repeat(20_000);
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      for (let i = 0; i < 200; i++) {
+        yield { type: 'stream_delta', delta: `${i} ` };
+        if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
+      }
+      yield { type: 'tool_started', call_id: 'c1', tool: 'echo', args: { text: big }, is_subagent: false };
+      yield end(big);
+    });
+    const run = await a.runs.start(s, input);
+    await run.done;
+    await there.waitFor(isTerminalEvent);
+    expect(there.frames).toEqual(here.frames);
+    expect(there.events.map((e) => e.seq)).toEqual(here.events.map((_, i) => i + 1));
+    expect(there.events.at(-1)).toMatchObject({ type: 'stream_end', content: big });
+    unwatchHere();
+    unwatchThere();
+  });
+
+  it('a watcher joining the other member mid-run is replayed from seq 1, with no gap and no duplicate', async () => {
+    const s = newSession();
+    const half = gate();
+    const here = new Sink();
+    a.runs.watch(s, here);
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      for (let i = 0; i < 30; i++)
+        yield { type: 'tool_started', call_id: `c${i}`, tool: 'echo', args: {}, is_subagent: false };
+      await half.wait;
+      for (let i = 0; i < 30; i++)
+        yield { type: 'tool_started', call_id: `d${i}`, tool: 'echo', args: {}, is_subagent: false };
+      yield end('done');
+    });
+    const run = await a.runs.start(s, input);
+    await here.waitFor((e) => e.type === 'tool_started' && e.call_id === 'c29');
+    const late = new Sink();
+    b.runs.watch(s, late);
+    await late.waitFor((e) => e.type === 'tool_started' && e.call_id === 'c29');
+    half.open();
+    await run.done;
+    await late.waitFor(isTerminalEvent);
+    expect(late.frames).toEqual(here.frames);
+    expect(late.events.map((e) => e.seq)).toEqual(Array.from({ length: 62 }, (_, i) => i + 1));
+  });
+
+  it('stop sent to the other member stops the run; with nothing running anywhere it says false', async () => {
+    const s = newSession();
+    expect(await b.runs.stop(s)).toBe(false);
+    a.agent.enqueue(async function* (_input, options) {
+      yield { type: 'stream_start', trigger: 'user' };
+      await aborted(options.signal);
+      yield { type: 'stream_stopped', content: '' };
+    });
+    const run = await a.runs.start(s, input);
+    expect(await b.runs.stop(s)).toBe(true);
+    expect((await run.done).type).toBe('stream_stopped');
+  });
+
+  it('a confirmation asked by a run with its only watcher on the other member is answered from there', async () => {
+    const s = newSession();
+    const there = new Sink();
+    const unwatch = b.runs.watch(s, there);
+    await b.runs.announced();
+    await waitUntil(() => a.cluster.watchedElsewhere(s));
+    let answer: unknown;
+    a.agent.enqueue(async function* (_input, options) {
+      yield { type: 'stream_start', trigger: 'user' };
+      const ticket = options.confirm({ callId: 'call-1', tool: 'echo', args: {} });
+      if (ticket.asked) yield { type: 'tool_confirm_request', call_id: 'call-1', tool: 'echo', args: {} };
+      answer = await ticket.answer;
+      yield end('answered');
+    });
+    const run = await a.runs.start(s, input);
+    await there.waitFor((e) => e.type === 'tool_confirm_request');
+    expect(await b.runs.answer(s, 'no-such-call', true)).toBe(false);
+    expect(await b.runs.answer(s, 'call-1', true)).toBe(true);
+    await run.done;
+    expect(answer).toEqual({ approved: true });
+    unwatch();
+    await b.runs.announced();
+    await waitUntil(() => !a.cluster.watchedElsewhere(s));
+  });
+
+  it('without a socket anywhere, a confirmation is refused at once (an internal watcher is nobody)', async () => {
+    const s = newSession();
+    b.runs.watch(s, new Sink('internal'));
+    await b.runs.announced();
+    let asked: boolean | undefined;
+    a.agent.enqueue(async function* (_input, options) {
+      yield { type: 'stream_start', trigger: 'user' };
+      asked = options.confirm({ callId: 'c', tool: 'echo', args: {} }).asked;
+      yield end('done');
+    });
+    await (await a.runs.start(s, input)).done;
+    expect(asked).toBe(false);
+  });
+
+  it('events missed while the listening connection was cut are read back when it reconnects', async () => {
+    const s = newSession();
+    const there = new Sink();
+    b.runs.watch(s, there);
+    const step = gate();
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      await step.wait;
+      for (let i = 0; i < 20; i++)
+        yield { type: 'tool_started', call_id: `c${i}`, tool: 'echo', args: {}, is_subagent: false };
+      yield end('done');
+    });
+    const run = await a.runs.start(s, input);
+    await there.waitFor((e) => e.type === 'stream_start');
+    const { listener } = b.cluster.connectionsForTest();
+    const [pid] = await listener.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await a.db.query('SELECT pg_terminate_backend($1)', [pid?.pid]);
+    step.open();
+    await run.done;
+    await there.waitFor(isTerminalEvent);
+    expect(there.events.map((e) => e.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+  });
+
+  it('a member that vanishes mid-run frees the session; the other member ends its watchers` view of that run', async () => {
+    const c = await member();
+    const s = newSession();
+    const there = new Sink();
+    b.runs.watch(s, there);
+    c.agent.enqueue(async function* (_input, options) {
+      yield { type: 'stream_start', trigger: 'user' };
+      await aborted(options.signal);
+      yield { type: 'stream_stopped', content: '' };
+    });
+    const run = await c.runs.start(s, input);
+    await there.waitFor((e) => e.type === 'stream_start');
+    await expect(b.runs.start(s, input)).rejects.toMatchObject({ code: 'RUN_ACTIVE' });
+    await c.cluster.crashForTest();
+    const next = await startWhenFree(b, s);
+    await there.waitFor((e) => e.run_id === next.runId && isTerminalEvent(e));
+    const gone = there.ofRun(run.runId);
+    expect(gone.at(-1)).toMatchObject({ type: 'error', message: OWNER_GONE, seq: 2 });
+    expect(there.ofRun(next.runId).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+});
+
+async function waitUntil(test: () => boolean): Promise<void> {
+  while (!test()) await new Promise((resolve) => setTimeout(resolve, 20));
+}

@@ -1,0 +1,504 @@
+/**
+ * The run cluster on PostgreSQL: several `navi serve` processes with one DATABASE_URL serve the
+ * same sessions (docs/postgres.md#several-navi-processes-on-one-database).
+ *
+ * - A session is claimed for a run with an advisory lock held by this process's lock connection
+ *   (released by the server when the process dies) and a row in `active_runs`.
+ * - A run's events go to `run_events` in batches; each batch's NOTIFY tells the others, who
+ *   deliver them to their own watchers (`RemoteRun`) in seq order with no gap and no duplicate.
+ * - Stop and confirmation answers for a run elsewhere go to its process as a request notice and
+ *   wait for its reply notice, for a few seconds at most.
+ * - Each process tells the others how many sockets watch each session (`Presence`).
+ *
+ * Two dedicated connections, outside the pool: one listens, one holds the locks. Both carry
+ * `navi-cluster:<member id>` as application_name, which is how a member is known to be alive.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ServerEvent } from '../../protocol/events.js';
+import type { PgDatabase } from '../../store/postgres/database.js';
+import { DedicatedConnection } from '../../store/postgres/run-connection.js';
+import { CLUSTER_APPLICATION_PREFIX, clusterChannel, PgRunTables } from '../../store/postgres/run-tables.js';
+import { ApiError } from '../errors.js';
+import type { RunSubscriber } from '../run-subscriber.js';
+import { EventWriter } from './event-writer.js';
+import { encodeNotice, type Notice, parseNotice } from './notices.js';
+import { Presence } from './presence.js';
+import { RemoteRun } from './remote-run.js';
+import type { ClusterClaim, ClusterControl, RunCluster } from './types.js';
+
+export interface PgRunClusterOptions {
+  /** DATABASE_URL: the dedicated connections are opened from it. */
+  url: string;
+  db: PgDatabase;
+  logger: Logger;
+  /** How long a stop or an answer waits for the reply of the process running the run. */
+  requestTimeoutMs?: number;
+  /** How often dead members are looked for and old run events removed. */
+  sweepIntervalMs?: number;
+  /** Events of runs that ended this long ago are removed. */
+  keepEventsMs?: number;
+  /** `idleElsewhere` looks again this often when it hears nothing. */
+  idlePollMs?: number;
+}
+
+/** How long a claim waits for a session being freed by the process whose run just ended. */
+const FREEING_ATTEMPTS = 40;
+const FREEING_WAIT_MS = 25;
+/** Run ids whose end was delivered, so a late notice of them does not replay them again. */
+const ENDED_MEMORY = 1000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export class PgRunCluster implements RunCluster {
+  readonly memberId = randomUUID();
+  private readonly tables: PgRunTables;
+  private readonly log: Logger;
+  private readonly presence: Presence;
+  private listener!: DedicatedConnection;
+  private lock!: DedicatedConnection;
+  private control: ClusterControl | undefined;
+  private readonly watchers = new Map<string, Set<RunSubscriber>>();
+  private readonly mirrors = new Map<string, Map<string, RemoteRun>>();
+  private readonly ended = new Set<string>();
+  /** Claims held, to take again when the lock connection comes back. */
+  private readonly claims = new Map<string, Set<string>>();
+  private readonly requests = new Map<string, (ok: boolean) => void>();
+  private readonly endWaiters = new Map<string, Set<() => void>>();
+  private sendChain: Promise<void> = Promise.resolve();
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly options: PgRunClusterOptions,
+    private readonly channel: string,
+  ) {
+    this.tables = new PgRunTables(options.db);
+    this.log = options.logger.child({ component: 'cluster', member: this.memberId });
+    this.presence = new Presence(this.memberId, (payloads) => {
+      for (const payload of payloads) this.send(payload);
+    });
+  }
+
+  /** Joins the cluster of the database `db` is connected to; resolves once both connections are up. */
+  static async open(options: PgRunClusterOptions): Promise<PgRunCluster> {
+    const cluster = new PgRunCluster(options, await clusterChannel(options.db));
+    await cluster.connect();
+    return cluster;
+  }
+
+  private async connect(): Promise<void> {
+    const applicationName = `${CLUSTER_APPLICATION_PREFIX}${this.memberId}`;
+    const { url } = this.options;
+    this.listener = new DedicatedConnection({
+      url,
+      applicationName,
+      onConnect: async (client, reconnected) => {
+        await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
+        // Said once the connection is in place (so the replies are heard), and again after a
+        // drop: notices sent meanwhile were missed.
+        setImmediate(() => this.joined(reconnected));
+      },
+      onNotification: (_channel, payload) => this.heard(payload),
+      onLost: (err) => this.log.warn({ err }, 'listening connection lost; reconnecting'),
+    });
+    this.lock = new DedicatedConnection({
+      url,
+      applicationName,
+      onConnect: async (_client, reconnected) => {
+        if (reconnected) setImmediate(() => void this.claimAgain());
+      },
+      onLost: (err) =>
+        this.log.warn({ err }, 'lock connection lost; its claims are taken again on reconnecting'),
+    });
+    try {
+      await Promise.all([this.listener.ready(), this.lock.ready()]);
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    const every = this.options.sweepIntervalMs ?? 10_000;
+    this.sweepTimer = setInterval(() => void this.sweep(), every);
+    this.sweepTimer.unref();
+  }
+
+  serve(control: ClusterControl): void {
+    this.control = control;
+  }
+
+  // ---- claims -------------------------------------------------------------------------------
+
+  async claim(sessionId: string, runId: string): Promise<ClusterClaim | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.tables.claim(this.lock, sessionId, runId, this.memberId);
+      if (result.ok) break;
+      // Held with a row: a run is active. Held without one: being taken or just freed; the
+      // process whose run ended releases the lock right after removing the row.
+      if (result.holder || attempt >= FREEING_ATTEMPTS) return undefined;
+      await sleep(FREEING_WAIT_MS);
+    }
+    // Whatever another process ran here before is over (it no longer holds the session): its
+    // watchers here see it end before the new run begins.
+    await Promise.all([...(this.mirrors.get(sessionId)?.values() ?? [])].map((mirror) => mirror.abandon()));
+    let held = this.claims.get(sessionId);
+    if (!held) {
+      held = new Set();
+      this.claims.set(sessionId, held);
+    }
+    held.add(runId);
+    const writer = new EventWriter({
+      tables: this.tables,
+      channel: this.channel,
+      member: this.memberId,
+      sessionId,
+      runId,
+      log: this.log.child({ session_id: sessionId, run_id: runId }),
+    });
+    let released: Promise<void> | undefined;
+    return {
+      subscriber: writer,
+      after: (event, json) => writer.after(event, json),
+      release: () => {
+        released ??= this.release(writer, sessionId, runId);
+        return released;
+      },
+    };
+  }
+
+  private async release(writer: EventWriter, sessionId: string, runId: string): Promise<void> {
+    await writer.drained();
+    const held = this.claims.get(sessionId);
+    held?.delete(runId);
+    if (held?.size === 0) this.claims.delete(sessionId);
+    try {
+      await this.tables.release(this.lock, sessionId, runId);
+    } catch (err) {
+      // A lock connection that dropped took the lock with it; the row goes with the next sweep.
+      if (!this.closed) this.log.warn({ err, session_id: sessionId }, 'releasing a session failed');
+    }
+  }
+
+  /** After the lock connection came back: the locks it held are gone; take them again. */
+  private async claimAgain(): Promise<void> {
+    for (const [sessionId, runs] of [...this.claims]) {
+      for (const runId of [...runs]) {
+        const result = await this.tables
+          .claim(this.lock, sessionId, runId, this.memberId)
+          .catch(() => ({ ok: false as const, holder: undefined }));
+        if (result.ok) continue;
+        this.log.error(
+          { session_id: sessionId, run_id: runId },
+          'claim lost while reconnecting; stopping the run',
+        );
+        this.control?.lost(sessionId, runId);
+      }
+    }
+  }
+
+  // ---- watching -----------------------------------------------------------------------------
+
+  watch(sessionId: string, subscriber: RunSubscriber): () => void {
+    let set = this.watchers.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.watchers.set(sessionId, set);
+    }
+    set.add(subscriber);
+    this.presence.added(sessionId, subscriber);
+    const mirrors = this.mirrors.get(sessionId);
+    if (mirrors && mirrors.size > 0) {
+      for (const mirror of mirrors.values()) mirror.subscribe(subscriber);
+    } else {
+      void this.findRun(sessionId);
+    }
+    return () => {
+      const current = this.watchers.get(sessionId);
+      if (!current?.delete(subscriber)) return;
+      this.presence.removed(sessionId, subscriber);
+      for (const mirror of this.mirrors.get(sessionId)?.values() ?? []) mirror.unsubscribe(subscriber);
+      if (current.size === 0) {
+        this.watchers.delete(sessionId);
+        // Nobody here reads them any more; a later watcher finds the run again.
+        this.mirrors.delete(sessionId);
+      }
+    };
+  }
+
+  announced(): Promise<void> {
+    return this.sendChain;
+  }
+
+  watchedElsewhere(sessionId: string): boolean {
+    return this.presence.watchedElsewhere(sessionId);
+  }
+
+  /** A run elsewhere that the new watchers of the session should be replayed. */
+  private async findRun(sessionId: string): Promise<void> {
+    try {
+      const row = await this.tables.activeRun(sessionId);
+      if (!row || row.owner === this.memberId || this.ended.has(row.run_id)) return;
+      void this.mirror(sessionId, row.run_id, row.owner)?.catchUp();
+    } catch (err) {
+      this.log.warn({ err, session_id: sessionId }, 'looking for a run elsewhere failed');
+    }
+  }
+
+  /** The mirror of a run elsewhere, made (and given the session's watchers) on first use. */
+  private mirror(sessionId: string, runId: string, owner: string): RemoteRun | undefined {
+    const watchers = this.watchers.get(sessionId);
+    if (!watchers || watchers.size === 0 || this.ended.has(runId)) return undefined;
+    let runs = this.mirrors.get(sessionId);
+    if (!runs) {
+      runs = new Map();
+      this.mirrors.set(sessionId, runs);
+    }
+    let mirror = runs.get(runId);
+    if (!mirror) {
+      mirror = new RemoteRun({
+        sessionId,
+        runId,
+        owner,
+        read: (id, after) => this.tables.eventsAfter(id, after),
+        onFinish: (run) => this.finished(run),
+        log: this.log,
+      });
+      runs.set(runId, mirror);
+      for (const watcher of watchers) mirror.subscribe(watcher);
+    }
+    return mirror;
+  }
+
+  private finished(run: RemoteRun): void {
+    this.ended.add(run.runId);
+    if (this.ended.size > ENDED_MEMORY) {
+      const oldest = this.ended.values().next().value;
+      if (oldest !== undefined) this.ended.delete(oldest);
+    }
+    const runs = this.mirrors.get(run.sessionId);
+    if (runs?.get(run.runId) === run) runs.delete(run.runId);
+    if (runs?.size === 0) this.mirrors.delete(run.sessionId);
+  }
+
+  note(sessionId: string, event: ServerEvent): void {
+    try {
+      this.send(encodeNotice({ k: 'note', p: this.memberId, s: sessionId, e: event }));
+    } catch (err) {
+      this.log.warn({ err }, 'event not shared with other processes');
+    }
+  }
+
+  // ---- runs elsewhere -----------------------------------------------------------------------
+
+  async activeElsewhere(sessionId: string): Promise<boolean> {
+    const row = await this.tables.activeRun(sessionId);
+    return row !== undefined && row.owner !== this.memberId;
+  }
+
+  async idleElsewhere(sessionId: string): Promise<void> {
+    const poll = this.options.idlePollMs ?? 2000;
+    while (!this.closed && (await this.activeElsewhere(sessionId))) {
+      await new Promise<void>((resolve) => {
+        let waiters = this.endWaiters.get(sessionId);
+        if (!waiters) {
+          waiters = new Set();
+          this.endWaiters.set(sessionId, waiters);
+        }
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          if (waiters.size === 0) this.endWaiters.delete(sessionId);
+          resolve();
+        };
+        const timer = setTimeout(done, poll);
+        timer.unref();
+        waiters.add(done);
+      });
+    }
+  }
+
+  async stop(sessionId: string): Promise<boolean> {
+    const row = await this.tables.activeRun(sessionId);
+    if (!row || row.owner === this.memberId) return false;
+    return this.request(row.owner, { s: sessionId, r: row.run_id, op: 'stop' });
+  }
+
+  async answer(sessionId: string, callId: string, approved: boolean): Promise<boolean> {
+    const row = await this.tables.activeRun(sessionId);
+    if (!row || row.owner === this.memberId) return false;
+    return this.request(row.owner, { s: sessionId, r: row.run_id, op: 'answer', c: callId, a: approved });
+  }
+
+  /** Sends a request to `owner` and waits for its reply. */
+  private async request(
+    owner: string,
+    body: { s: string; r: string; op: 'stop' | 'answer'; c?: string; a?: boolean },
+  ): Promise<boolean> {
+    const id = randomUUID();
+    const timeoutMs = this.options.requestTimeoutMs ?? 5000;
+    const reply = new Promise<boolean | 'timeout'>((resolve) => {
+      const timer = setTimeout(() => {
+        this.requests.delete(id);
+        resolve('timeout');
+      }, timeoutMs);
+      timer.unref();
+      this.requests.set(id, (ok) => {
+        clearTimeout(timer);
+        this.requests.delete(id);
+        resolve(ok);
+      });
+    });
+    await this.tables.notify(
+      this.channel,
+      encodeNotice({ k: 'ctl', p: this.memberId, to: owner, id, ...body }),
+    );
+    const ok = await reply;
+    if (ok !== 'timeout') return ok;
+    // A process that died cannot answer: nothing runs there any more.
+    if (!(await this.tables.aliveMembers()).has(owner)) return false;
+    throw new ApiError(
+      'INTERNAL',
+      `the Navi process running this session's answer did not reply within ${Math.round(timeoutMs / 1000)} seconds; try again, and check that process's log if it keeps happening`,
+    );
+  }
+
+  // ---- notices ------------------------------------------------------------------------------
+
+  private send(payload: string): void {
+    if (this.closed) return;
+    this.sendChain = this.sendChain.then(() =>
+      this.tables.notify(this.channel, payload).catch((err: unknown) => {
+        if (!this.closed) this.log.warn({ err }, 'notice to other processes not sent');
+      }),
+    );
+  }
+
+  private joined(reconnected: boolean): void {
+    if (this.closed) return;
+    this.send(JSON.stringify({ k: 'hello', p: this.memberId }));
+    if (!reconnected) return;
+    this.presence.announceAll();
+    for (const runs of this.mirrors.values()) for (const mirror of runs.values()) void mirror.catchUp();
+  }
+
+  private heard(payload: string): void {
+    const notice = parseNotice(payload);
+    if (!notice || notice.p === this.memberId) return;
+    try {
+      this.handle(notice);
+    } catch (err) {
+      this.log.error({ err, kind: notice.k }, 'handling a notice failed');
+    }
+  }
+
+  private handle(notice: Notice): void {
+    switch (notice.k) {
+      case 'ev':
+        if (notice.end) this.wakeEndWaiters(notice.s);
+        this.mirror(notice.s, notice.r, notice.p)?.offer(notice.f, notice.l, notice.e);
+        return;
+      case 'after':
+        void this.deliverAfter(notice);
+        return;
+      case 'note':
+        this.deliverToWatchers(notice.s, notice.e, JSON.stringify(notice.e));
+        return;
+      case 'presence':
+        this.presence.heard(notice);
+        return;
+      case 'hello':
+        this.presence.announceAll();
+        return;
+      case 'bye':
+        this.memberGone(notice.p);
+        return;
+      case 'ctl': {
+        if (notice.to !== this.memberId) return;
+        const control = this.control;
+        let ok = false;
+        if (control && notice.op === 'stop') ok = control.stop(notice.s, notice.r);
+        if (control && notice.op === 'answer')
+          ok = control.answer(notice.s, notice.r, notice.c ?? '', notice.a === true);
+        this.send(encodeNotice({ k: 'reply', p: this.memberId, to: notice.p, id: notice.id, ok }));
+        return;
+      }
+      case 'reply':
+        if (notice.to === this.memberId) this.requests.get(notice.id)?.(notice.ok);
+        return;
+    }
+  }
+
+  private async deliverAfter(notice: Extract<Notice, { k: 'after' }>): Promise<void> {
+    if (!this.watchers.has(notice.s)) return;
+    if (notice.e) return this.deliverToWatchers(notice.s, notice.e, JSON.stringify(notice.e));
+    const [row] = await this.tables.eventsAfter(notice.r, notice.q - 1, 1);
+    if (row?.seq === notice.q)
+      this.deliverToWatchers(notice.s, JSON.parse(row.json) as ServerEvent, row.json);
+  }
+
+  private deliverToWatchers(sessionId: string, event: ServerEvent, json: string): void {
+    for (const watcher of [...(this.watchers.get(sessionId) ?? [])]) watcher.deliver(event, json);
+  }
+
+  private wakeEndWaiters(sessionId: string): void {
+    for (const wake of [...(this.endWaiters.get(sessionId) ?? [])]) wake();
+  }
+
+  private memberGone(member: string): void {
+    this.presence.forget(member);
+    for (const runs of this.mirrors.values()) {
+      for (const mirror of runs.values()) if (mirror.owner === member) void mirror.abandon();
+    }
+  }
+
+  /** Forgets dead members, gives up their runs, and removes what nobody needs any more. */
+  async sweep(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const alive = await this.tables.aliveMembers();
+      for (const member of this.presence.members()) if (!alive.has(member)) this.memberGone(member);
+      for (const runs of [...this.mirrors.values()]) {
+        for (const mirror of [...runs.values()]) {
+          if (!alive.has(mirror.owner)) {
+            await mirror.abandon();
+            continue;
+          }
+          // A run whose row is gone has ended; whatever it wrote, its watchers get now.
+          await mirror.catchUp();
+          if (!mirror.done && (await this.tables.activeRun(mirror.sessionId))?.run_id !== mirror.runId)
+            await mirror.abandon();
+        }
+      }
+      for (const sessionId of [...this.endWaiters.keys()]) this.wakeEndWaiters(sessionId);
+      const before = new Date(Date.now() - (this.options.keepEventsMs ?? 5 * 60_000)).toISOString();
+      await this.tables.sweep(alive, before);
+    } catch (err) {
+      if (!this.closed) this.log.warn({ err }, 'cluster sweep failed');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.sweepTimer);
+    // The goodbye goes out before the connections close, so the others forget this one now.
+    if (this.listener) {
+      this.send(JSON.stringify({ k: 'bye', p: this.memberId }));
+      await this.sendChain;
+    }
+    this.closed = true;
+    for (const resolve of [...this.requests.values()]) resolve(false);
+    for (const sessionId of [...this.endWaiters.keys()]) this.wakeEndWaiters(sessionId);
+    await Promise.all([this.listener?.close(), this.lock?.close()]);
+  }
+
+  /** Tests: drops both connections without a goodbye, as a killed process would. */
+  async crashForTest(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    await Promise.all([this.listener.close(true), this.lock.close(true)]);
+  }
+
+  /** Tests: the listening and the lock connection, to cut them. */
+  connectionsForTest(): { listener: DedicatedConnection; lock: DedicatedConnection } {
+    return { listener: this.listener, lock: this.lock };
+  }
+}
