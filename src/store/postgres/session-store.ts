@@ -80,8 +80,9 @@ const UPDATE_SESSION = `UPDATE sessions SET ${patchSet(2)} WHERE id = $1 RETURNI
 
 /**
  * An append: the rows go to the buffers their flags name, each numbered on from that buffer's
- * last seq (read once, from the end of the (session_id, seq) index); `$2` says whether the
- * session patch applies. Data-modifying WITH parts always run, whatever the main part reads.
+ * last seq, read once from the end of the (session_id, seq) index: ORDER BY … LIMIT 1 and not
+ * max(seq), which without fresh statistics the planner may answer by reading every row of the
+ * session. `$2` says whether the session patch applies. Data-modifying WITH parts always run, whatever the main part reads.
  */
 const APPEND = `
   WITH rows AS (
@@ -92,7 +93,8 @@ const APPEND = `
     .map(
       (table) => `${table === 'messages' ? 'd' : 'c'} AS (
     INSERT INTO ${table} (session_id, seq, id, role, content, payload, created_at)
-    SELECT $1, (SELECT coalesce(max(seq), 0) FROM ${table} WHERE session_id = $1) + row_number() OVER (ORDER BY n),
+    SELECT $1, coalesce((SELECT seq FROM ${table} WHERE session_id = $1 ORDER BY seq DESC LIMIT 1), 0)
+               + row_number() OVER (ORDER BY n),
            id, role, content, payload::jsonb, created_at
     FROM rows WHERE ${table === 'messages' ? 'display' : 'context'}
   )`,
@@ -129,6 +131,33 @@ const PAGE_BEFORE = `
     WHERE session_id = $1 AND seq < cursor.seq ORDER BY seq DESC LIMIT $3
   ) AS m ON true
   ORDER BY m.seq DESC`;
+
+const PAGE_NEWEST = `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq DESC LIMIT $2`;
+
+/** The parameters of APPEND. */
+function appendValues(sessionId: string, entries: BufferedMessage[], session?: SessionPatch): unknown[] {
+  const c = messageColumns(entries);
+  return [
+    sessionId,
+    session !== undefined,
+    c.id,
+    c.role,
+    c.content,
+    c.payload,
+    c.created_at,
+    c.display,
+    c.context,
+    ...patchParams(session ?? {}),
+  ];
+}
+
+/** The statements of the hot paths and how their parameters are made, for the test of their cost. */
+export const sessionStatements = {
+  append: { text: APPEND, values: appendValues },
+  updateMessage: UPDATE_MESSAGE,
+  pageNewest: PAGE_NEWEST,
+  pageBefore: PAGE_BEFORE,
+} as const;
 
 function toRecord(row: SessionRow): SessionRecord {
   const record: SessionRecord = {
@@ -249,10 +278,7 @@ export class PgSessionStore implements SessionStore {
     // One row past the page tells whether an older page exists, without counting the session.
     let rows: MessageRow[];
     if (options.before === undefined) {
-      rows = await this.db.rows<MessageRow>(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq DESC LIMIT $2`,
-        [sessionId, options.limit + 1],
-      );
+      rows = await this.db.rows<MessageRow>(PAGE_NEWEST, [sessionId, options.limit + 1]);
     } else {
       if (!storableKey(options.before) || !storableKey(sessionId)) return undefined;
       const found = await this.db.pool.query<MessageRow>({
@@ -297,19 +323,7 @@ export class PgSessionStore implements SessionStore {
       if (session) await this.update(sessionId, session);
       return;
     }
-    const c = messageColumns(entries);
-    const values = [
-      sessionId,
-      session !== undefined,
-      c.id,
-      c.role,
-      c.content,
-      c.payload,
-      c.created_at,
-      c.display,
-      c.context,
-      ...patchParams(session ?? {}),
-    ];
+    const values = appendValues(sessionId, entries, session);
     for (let attempt = 1; ; attempt++) {
       try {
         await this.db.transaction(async (client) => {
