@@ -30,8 +30,8 @@ const TITLE_WEIGHT = 4;
 export const RANK_WINDOW = 2_000;
 
 /** The marks snippet() puts around a match: char(57344) and char(57345) in the query. */
-const OPEN = '\uE000';
-const CLOSE = '\uE001';
+export const OPEN = '\uE000';
+export const CLOSE = '\uE001';
 
 /**
  * The FTS5 query for `text`: every word quoted (so nothing in it is syntax) and required, the
@@ -39,12 +39,25 @@ const CLOSE = '\uE001';
  * or punctuation). Null when `text` holds no word.
  */
 export function toSearchQuery(text: string): string | null {
+  return (
+    searchTerms(text)
+      ?.map(({ word, prefix }) => ftsTerm(word, prefix))
+      .join(' ') ?? null
+  );
+}
+
+/**
+ * The words of `text` chat search requires, the last one marked as a prefix while it is being
+ * typed; null when `text` holds no word. Both engines build their queries from these.
+ */
+export function searchTerms(text: string): { word: string; prefix: boolean }[] | null {
   const words = ftsWords(text, MAX_SEARCH_TERMS);
   if (words.length === 0) return null;
   const typing = /[\p{L}\p{N}]$/u.test(text);
-  return words
-    .map((w, i) => ftsTerm(w, typing && i === words.length - 1 && [...w].length >= MIN_PREFIX_LENGTH))
-    .join(' ');
+  return words.map((word, i) => ({
+    word,
+    prefix: typing && i === words.length - 1 && [...word].length >= MIN_PREFIX_LENGTH,
+  }));
 }
 
 /**

@@ -2,6 +2,7 @@
 import { coreMigration } from './001-core.js';
 import { memoryMigration } from './002-memory.js';
 import { recallsMigration } from './003-recalls.js';
+import { searchMigration } from './004-search.js';
 import { clusterMigration } from './005-cluster.js';
 import type { PgMigration } from './types.js';
 
@@ -11,5 +12,6 @@ export const migrations: readonly PgMigration[] = [
   coreMigration,
   memoryMigration,
   recallsMigration,
+  searchMigration,
   clusterMigration,
 ];

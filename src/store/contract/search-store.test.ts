@@ -3,25 +3,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SearchHit } from '../../protocol/rest.js';
+import { type OpenedStores, openStores } from '../open-stores.js';
+import { PgDatabase, postgresMigrations } from '../postgres/index.js';
+import { PgSearchStore } from '../postgres/search-store.js';
+import { openDatabase } from '../sqlite/database.js';
+import { migrations } from '../sqlite/migrations/index.js';
+import { parseSnippet, RANK_WINDOW, SqliteSearchStore, toSearchQuery } from '../sqlite/search-store.js';
+import { SqliteSessionStore } from '../sqlite/session-store.js';
+import { createTestSchema, needsPostgres, storeEngines, type TestStores } from '../test-engines.js';
 import type { BufferedMessage, StoredMessage } from '../types.js';
-import { openDatabase } from './database.js';
-import { createSqliteStores, type SqliteStores } from './index.js';
-import { migrations } from './migrations/index.js';
-import { parseSnippet, RANK_WINDOW, SqliteSearchStore, toSearchQuery } from './search-store.js';
-import { SqliteSessionStore } from './session-store.js';
 
-let dir: string;
-let stores: SqliteStores;
+let t: TestStores;
+let stores: OpenedStores;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'navi-search-'));
-  stores = createSqliteStores(join(dir, 'navi.db'));
-});
+/** Rows of a table, on either engine. */
+async function count(table: string): Promise<number> {
+  if (stores.engine === 'sqlite')
+    return Number(stores.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get());
+  const [row] = await stores.pg.rows<{ n: number }>(`SELECT count(*)::bigint AS n FROM ${table}`);
+  return row?.n ?? -1;
+}
 
-afterEach(() => {
-  stores.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** Deletes one message row behind the store's back (a repair by hand), on either engine. */
+async function deleteMessageRow(sessionId: string, id: string): Promise<void> {
+  if (stores.engine === 'sqlite')
+    stores.db.prepare('DELETE FROM messages WHERE session_id = ? AND id = ?').run(sessionId, id);
+  else await stores.pg.query('DELETE FROM messages WHERE session_id = $1 AND id = $2', [sessionId, id]);
+}
 
 let counter = 0;
 function msg(
@@ -43,7 +51,7 @@ async function session(id: string, title: string, messages: StoredMessage[] = []
   await stores.sessions.append(id, messages.map(display));
 }
 
-describe('toSearchQuery', () => {
+describe('toSearchQuery (SQLite FTS5)', () => {
   it('quotes every word, requires all of them and lets the last one be a prefix', () => {
     expect(toSearchQuery('deploy the serv')).toBe('"deploy" "the" "serv"*');
     expect(toSearchQuery('x')).toBe('"x"');
@@ -79,7 +87,13 @@ describe('parseSnippet', () => {
   });
 });
 
-describe('SqliteSearchStore', () => {
+describe.each(storeEngines('search store tests'))('chat search on $name', ({ open }) => {
+  beforeEach(async () => {
+    t = await open();
+    stores = t.stores;
+  });
+  afterEach(() => t.dispose());
+
   it('finds user and assistant text with the match highlighted, never tool output or context-only text', async () => {
     await session('s1', 'Holiday plans', [
       msg('user', 'Where should we go for the summer holiday?'),
@@ -228,7 +242,7 @@ describe('SqliteSearchStore', () => {
   it('indexes an answer that starts without text once its text arrives', async () => {
     const answer = msg('assistant', null, { tool_calls: [{ id: 'c', name: 'x', arguments: {} }] });
     await session('s1', '', [answer]);
-    expect(stores.db.prepare('SELECT count(*) FROM search_docs').pluck().get()).toBe(0);
+    expect(await count('search_docs')).toBe(0);
     await stores.sessions.updateMessage('s1', answer.id, { content: 'late words' });
     expect(await stores.search.search('late', 5)).toHaveLength(1);
   });
@@ -243,7 +257,7 @@ describe('SqliteSearchStore', () => {
     // Updates that leave the title alone do not touch the index.
     await stores.sessions.update('s1', { last_active: new Date().toISOString(), pinned: true });
     expect(await stores.search.search('brand', 5)).toHaveLength(1);
-    expect(stores.db.prepare('SELECT count(*) FROM search_docs').pluck().get()).toBe(1);
+    expect(await count('search_docs')).toBe(1);
   });
 
   it('names the current title on a message hit after a rename', async () => {
@@ -257,15 +271,37 @@ describe('SqliteSearchStore', () => {
     await session('kept', '', [msg('user', 'walrus again')]);
     await stores.sessions.delete('gone');
     expect((await stores.search.search('walrus', 10)).map((h) => h.session_id)).toEqual(['kept']);
-    expect(stores.db.prepare('SELECT count(*) FROM search_docs').pluck().get()).toBe(1);
-    expect(stores.db.prepare('SELECT count(*) FROM search_fts').pluck().get()).toBe(1);
+    expect(await count('search_docs')).toBe(1);
+    if (stores.engine === 'sqlite') expect(await count('search_fts')).toBe(1);
   });
 
   it('forgets a message deleted from the display buffer', async () => {
     const m = msg('user', 'ephemeral words');
     await session('s1', '', [m]);
-    stores.db.prepare('DELETE FROM messages WHERE session_id = ? AND id = ?').run('s1', m.id);
+    await deleteMessageRow('s1', m.id);
     expect(await stores.search.search('ephemeral', 5)).toEqual([]);
+  });
+
+  it('finds words joined by punctuation one by one, and marks an accented word found without its accent', async () => {
+    await session('s1', '', [msg('user', 'Copy navi.db to the_backup folder, then order a café crème')]);
+    expect(await stores.search.search('navi', 5)).toHaveLength(1);
+    expect(await stores.search.search('backup db', 5)).toHaveLength(1);
+    const [hit] = await stores.search.search('cafe creme', 5);
+    expect(marked(hit as SearchHit)).toEqual(['café', 'crème']);
+  });
+
+  it('sees what another process wrote, at once', async () => {
+    // The same database opened a second time (a second navi serve): its own connection or pool.
+    const again = await openStores(t.settings);
+    try {
+      await session('s1', 'Lighthouse keeping', [msg('user', 'the lamp needs oil')]);
+      expect((await again.search.search('lighthouse', 5)).map((h) => h.session_id)).toEqual(['s1']);
+      await again.sessions.update('s1', { title: 'Renamed elsewhere' });
+      expect(await stores.search.search('lighthouse', 5)).toEqual([]);
+      expect(await stores.search.search('elsewhere', 5)).toHaveLength(1);
+    } finally {
+      await again.close();
+    }
   });
 
   it('keeps the same message id apart in two sessions', async () => {
@@ -279,6 +315,12 @@ describe('SqliteSearchStore', () => {
 });
 
 describe('migration 007 on a database that already has sessions', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'navi-search-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
   it('indexes the existing titles and display messages', async () => {
     const file = join(dir, 'old.db');
     const old = openDatabase(
@@ -317,3 +359,54 @@ describe('migration 007 on a database that already has sessions', () => {
     }
   });
 });
+
+describe.skipIf(!needsPostgres('migration 004 test'))(
+  'migration 004 on a PostgreSQL database that already has sessions',
+  () => {
+    it('indexes the existing titles and display messages, oldest first', async () => {
+      const schema = await createTestSchema();
+      try {
+        const old = await PgDatabase.open(schema.url, {
+          migrations: postgresMigrations.filter((m) => m.version < 4),
+        });
+        try {
+          await old.query(
+            `INSERT INTO sessions (id, profile_id, title, created_at, last_active) VALUES
+             ('old1', 'secretary', 'Garden notes', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+             ('old2', 'secretary', '', '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z')`,
+          );
+          await old.query(
+            `INSERT INTO messages (session_id, seq, id, role, content, created_at) VALUES
+             ('old1', 1, 'a', 'user', 'When do I plant tulips?', '2026-01-01T00:00:01.000Z'),
+             ('old1', 2, 'b', 'assistant', 'Plant tulips in autumn.', '2026-01-01T00:00:02.000Z'),
+             ('old1', 3, 'c', 'tool', 'tulip database row', '2026-01-01T00:00:03.000Z'),
+             ('old1', 4, 'd', 'assistant', '   ', '2026-01-01T00:00:04.000Z'),
+             ('old2', 1, 'e', 'user', 'tulips again', '2026-01-02T00:00:01.000Z')`,
+          );
+        } finally {
+          await old.close();
+        }
+        const upgraded = await PgDatabase.open(schema.url);
+        try {
+          const search = new PgSearchStore(upgraded);
+          const hits = await search.search('tulips', 10);
+          expect(hits.map((h) => [h.session_id, h.message_id]).sort()).toEqual([
+            ['old1', 'a'],
+            ['old1', 'b'],
+            ['old2', 'e'],
+          ]);
+          expect(await search.search('garden', 10)).toMatchObject([{ session_id: 'old1', message_id: null }]);
+          expect(await search.search('database', 10)).toEqual([]);
+          const docs = await upgraded.rows<{ id: string | null }>(
+            'SELECT coalesce(message_id, session_id) AS id FROM search_docs ORDER BY docid',
+          );
+          expect(docs.map((d) => d.id)).toEqual(['old1', 'a', 'b', 'e']);
+        } finally {
+          await upgraded.close();
+        }
+      } finally {
+        await schema.drop();
+      }
+    });
+  },
+);
