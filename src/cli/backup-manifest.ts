@@ -32,7 +32,13 @@ const manifestSchema = z.object({
     )
     .max(DATA_ITEM_NAMES.length),
   absent: z.array(itemName),
-  database: z.object({ schema_version: z.number().int().min(0), sessions: z.number().int().min(0) }),
+  database: z.object({
+    schema_version: z.number().int().min(0),
+    sessions: z.number().int().min(0),
+    // Absent in backups of a SQLite install. 'postgres': the database was in PostgreSQL
+    // (DATABASE_URL), so the folder holds no database; pg_dump backs that up.
+    engine: z.enum(['sqlite', 'postgres']).optional(),
+  }),
 });
 
 export type BackupManifest = z.infer<typeof manifestSchema>;
@@ -72,7 +78,7 @@ export function parseManifest(
     items.add(entry.item);
     names.add(entry.name);
   }
-  if (!manifest.items.some((i) => i.item === 'database'))
+  if (manifest.database.engine !== 'postgres' && !manifest.items.some((i) => i.item === 'database'))
     return { ok: false, problem: 'it holds no database' };
   return { ok: true, manifest };
 }

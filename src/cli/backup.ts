@@ -36,7 +36,8 @@ export const BACKUP_USAGE = `Usage: navi backup [DEST]
 Copies Navi's data into the folder DEST (default: <NAVI_DATA_DIR>/backups/navi-<UTC time>): the
 database, the session files, the vault's database, key file and audit log, and settings.json,
 with a manifest.json saying what is there. Safe while Navi is running. Restore it with
-navi restore DEST. The copy holds the vault's key file: keep it as private as the data.`;
+navi restore DEST. The copy holds the vault's key file: keep it as private as the data.
+With DATABASE_URL set the database is in PostgreSQL: back that up with pg_dump.`;
 
 /** Pages per backup step: all of them, so the copy is one read of one consistent state. */
 const ALL_PAGES = 0x7fffffff;
@@ -59,9 +60,14 @@ export async function runBackup(settings: Settings, args: string[], io: CliIo): 
     for (const item of manifest.items) io.stdout.write(`  ${describe(item)}\n`);
     if (manifest.absent.length > 0)
       io.stdout.write(`  not present, so not copied: ${manifest.absent.join(', ')}\n`);
-    io.stdout.write(
-      `The database holds ${manifest.database.sessions} sessions (${formatBytes(db?.bytes ?? 0)}). Restore with: npx navi restore ${dest}\n`,
-    );
+    if (manifest.database.engine === 'postgres')
+      io.stdout.write(
+        `The database is in PostgreSQL (DATABASE_URL), so it is not in this folder: back it up with pg_dump, e.g. pg_dump --format=custom --file=${join(dest, 'navi.pgdump')} "$DATABASE_URL". Restore the rest with: npx navi restore ${dest}\n`,
+      );
+    else
+      io.stdout.write(
+        `The database holds ${manifest.database.sessions} sessions (${formatBytes(db?.bytes ?? 0)}). Restore with: npx navi restore ${dest}\n`,
+      );
     return 0;
   });
 }
@@ -83,9 +89,11 @@ export function formatBytes(bytes: number): string {
  * no database. A failure half-way removes what it wrote.
  */
 export async function backup(settings: Settings, dest: string): Promise<BackupManifest> {
-  const items = dataItems(settings);
-  const database = items.find((i) => i.item === 'database') as DataItem;
-  if (!existsSync(database.path))
+  // With DATABASE_URL the database is PostgreSQL's to back up (pg_dump); the rest is files here.
+  const postgres = settings.DATABASE_URL.trim() !== '';
+  const items = dataItems(settings).filter((i) => !postgres || i.item !== 'database');
+  const database = dataItems(settings).find((i) => i.item === 'database') as DataItem;
+  if (!postgres && !existsSync(database.path))
     throw new CliRefusal(
       `there is no database at ${database.path} (DB_PATH), so nothing to back up; check DB_PATH and NAVI_DATA_DIR, or start Navi once to create it`,
     );
@@ -131,7 +139,9 @@ export async function backup(settings: Settings, dest: string): Promise<BackupMa
       created_at: new Date().toISOString(),
       items: copied,
       absent,
-      database: { schema_version: schemaVersion, sessions },
+      database: postgres
+        ? { schema_version: 0, sessions: 0, engine: 'postgres' }
+        : { schema_version: schemaVersion, sessions },
     };
     writeFileSync(join(dest, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
     return manifest;

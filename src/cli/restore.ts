@@ -50,7 +50,12 @@ export async function runRestore(settings: Settings, args: string[], io: CliIo):
     for (const line of report.restored) io.stdout.write(`  restored ${line}\n`);
     for (const line of report.movedAside) io.stdout.write(`  kept the current one as ${line}\n`);
     for (const line of report.kept) io.stdout.write(`  left as it was: ${line}\n`);
-    io.stdout.write(`The database holds ${report.manifest.database.sessions} sessions. Start Navi again.\n`);
+    for (const line of report.notes) io.stdout.write(`  ${line}\n`);
+    io.stdout.write(
+      report.notes.length > 0
+        ? 'Start Navi again once the database is back.\n'
+        : `The database holds ${report.manifest.database.sessions} sessions. Start Navi again.\n`,
+    );
     return 0;
   });
 }
@@ -61,11 +66,18 @@ export interface RestoreReport {
   restored: string[];
   movedAside: string[];
   kept: string[];
+  /** What was not restored, and how to bring it back. */
+  notes: string[];
 }
 
 /** Restores the backup folder `src` over the data of `settings`; refusals are `CliRefusal`s. */
 export async function restore(settings: Settings, src: string): Promise<RestoreReport> {
-  const manifest = checkBackup(src);
+  const checked = checkBackup(src);
+  // With DATABASE_URL the database is PostgreSQL's: a backup's SQLite file would be put where
+  // nothing reads it, so it stays in the backup, and the report says how to copy it in.
+  const postgres = settings.DATABASE_URL.trim() !== '';
+  const leftOut = postgres ? checked.items.filter((i) => i.item === 'database') : [];
+  const manifest = { ...checked, items: checked.items.filter((i) => !leftOut.includes(i)) };
   const busy = await naviUsingData(settings);
   if (busy) throw new CliRefusal(`${busy}, then run navi restore again`);
 
@@ -106,9 +118,18 @@ export async function restore(settings: Settings, src: string): Promise<RestoreR
     throw new CliRefusal(`the restore failed and the data is as it was: ${(err as Error).message}`);
   }
   const held = new Set(manifest.items.map((i) => i.item));
+  const notes = leftOut.map(
+    (i) =>
+      `the backup's SQLite database ${join(src, i.name)} was left out: DATABASE_URL is set, so Navi uses PostgreSQL. To bring its rows there: npx navi db copy --from ${join(src, i.name)} --to "$DATABASE_URL"`,
+  );
+  if (manifest.database.engine === 'postgres')
+    notes.push(
+      `the backup holds no database (it was made while Navi used PostgreSQL): restore that with pg_restore from your pg_dump${postgres ? '' : ', or set DATABASE_URL again'}`,
+    );
   return {
     src,
-    manifest,
+    manifest: checked,
+    notes,
     restored: manifest.items.map((i) => `${i.item} to ${items.get(i.item)?.path}`),
     movedAside: movedAside.map((m) => m.to),
     kept: [...items.values()]
