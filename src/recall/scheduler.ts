@@ -12,14 +12,24 @@
  *   fires at the next start.
  * - A chain of recalls scheduled by recall runs is bounded (RECALL_MAX_CHAIN), and so is the
  *   number of active recalls per session (RECALL_MAX_PER_SESSION).
+ * - With several processes on one database, each occurrence fires on one of them: the store's
+ *   `claim` holds it while its run starts and moves it on in the same step. A process sees what
+ *   another scheduled only by reading the store, so with `pollMs` it reads it at least that often.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RecallSummary } from '../protocol/rest.js';
-import type { RecallRecord, RecallStore } from '../store/types.js';
+import type { RecallClaimStart, RecallRecord, RecallStore } from '../store/types.js';
 import { type RecallClock, systemClock } from './clock.js';
 import { describeSchedule, localTimeZone, nextAfter, parseWhen } from './schedule.js';
-import type { RecallChange, RecallFire, RecallRunner, RecallService, ScheduleRequest } from './types.js';
+import type {
+  RecallChange,
+  RecallFire,
+  RecallRunner,
+  RecallService,
+  RecallStart,
+  ScheduleRequest,
+} from './types.js';
 
 export interface RecallSchedulerDeps {
   store: RecallStore;
@@ -31,7 +41,15 @@ export interface RecallSchedulerDeps {
   newId?: () => string;
   /** A run that starts later than this after its due time is told it is late. */
   lateAfterMs?: number;
+  /**
+   * Re-reads the store at least this often, for recalls other processes scheduled, cancelled or
+   * hold. Unset: only this process changes recalls (SQLite), so its own changes re-arm the timer.
+   */
+  pollMs?: number;
 }
+
+/** How long an occurrence another process holds is left alone without `pollMs`. */
+const HELD_RETRY_MS = 30_000;
 
 const MAX_PROMPT_CHARS = 20_000;
 const BATCH = 50;
@@ -44,8 +62,16 @@ export class RecallScheduler implements RecallService {
   private cancelTimer: (() => void) | undefined;
   /** Recalls between "due" and "their run started" (maybe waiting for a busy session). */
   private readonly inFlight = new Set<string>();
+  /**
+   * Occurrences another process held when this one tried them, with when to look again. It
+   * moves them on itself once their run starts; looking again covers a holder that died first.
+   */
+  private readonly heldElsewhere = new Map<string, { dueAt: string; until: number }>();
   private ticking = false;
   private tickAgain = false;
+  /** Passes over the store and recalls being fired or followed, for `settled`. */
+  private working = 0;
+  private settledWaiters: Array<() => void> = [];
 
   constructor(private readonly deps: RecallSchedulerDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -63,9 +89,42 @@ export class RecallScheduler implements RecallService {
     await this.tick();
   }
 
+  /**
+   * Resolves once this scheduler has nothing in progress with the store: no pass over it, no
+   * claim, no outcome being recorded. Waiting for a busy session or a run, and timers not yet
+   * due, do not count. Tests wait on it where the store answers asynchronously.
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      while (this.working > 0) await new Promise<void>((resolve) => this.settledWaiters.push(resolve));
+      // A run that ended at once resumes its recall in a microtask: let those run, then look again.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.working === 0) return;
+    }
+  }
+
+  /** Waits for something outside the scheduler (a busy session, a run) without counting as work. */
+  private async outside<T>(wait: Promise<T>): Promise<T> {
+    this.finishWork();
+    try {
+      return await wait;
+    } finally {
+      this.working += 1;
+    }
+  }
+
+  private finishWork(): void {
+    this.working -= 1;
+    if (this.working > 0) return;
+    const waiters = this.settledWaiters;
+    this.settledWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   /** Stops firing; recalls still due fire at the next start. */
   stop(): void {
     this.runner = undefined;
+    this.heldElsewhere.clear();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
   }
@@ -204,6 +263,7 @@ export class RecallScheduler implements RecallService {
       return;
     }
     this.ticking = true;
+    this.working += 1;
     try {
       // A change during either step (a run started, a recall scheduled) asks for another pass.
       do {
@@ -216,6 +276,7 @@ export class RecallScheduler implements RecallService {
       this.setTimer(60_000);
     } finally {
       this.ticking = false;
+      this.finishWork();
     }
   }
 
@@ -225,10 +286,14 @@ export class RecallScheduler implements RecallService {
     const fired = new Set<string>();
     for (;;) {
       if (!this.runner) return;
-      const limit = this.inFlight.size + fired.size + BATCH;
+      const limit = this.inFlight.size + this.heldElsewhere.size + fired.size + BATCH;
       const soonest = await this.deps.store.soonest(limit);
       const due = soonest.filter(
-        (r) => !this.inFlight.has(r.id) && !fired.has(r.id) && Date.parse(r.next_run_at ?? '') <= now,
+        (r) =>
+          !this.inFlight.has(r.id) &&
+          !fired.has(r.id) &&
+          !this.isHeldElsewhere(r, now) &&
+          Date.parse(r.next_run_at ?? '') <= now,
       );
       for (const recall of due) {
         fired.add(recall.id);
@@ -243,11 +308,26 @@ export class RecallScheduler implements RecallService {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     if (!this.runner) return;
-    const soonest = (await this.deps.store.soonest(this.inFlight.size + 1)).find(
-      (r) => !this.inFlight.has(r.id),
-    );
-    if (!soonest?.next_run_at) return;
-    this.setTimer(Date.parse(soonest.next_run_at) - this.clock.now().getTime());
+    const now = this.clock.now().getTime();
+    const candidates = await this.deps.store.soonest(this.inFlight.size + this.heldElsewhere.size + 1);
+    // An occurrence held elsewhere is looked at again when its wait ends, not when it was due.
+    let at = Number.POSITIVE_INFINITY;
+    for (const [id, held] of this.heldElsewhere) if (held.until <= now) this.heldElsewhere.delete(id);
+    for (const recall of candidates) {
+      if (this.inFlight.has(recall.id) || !recall.next_run_at) continue;
+      const held = this.heldElsewhere.get(recall.id);
+      const wait = held?.dueAt === recall.next_run_at ? held.until : 0;
+      at = Math.min(at, Math.max(Date.parse(recall.next_run_at), wait));
+    }
+    if (this.deps.pollMs !== undefined) at = Math.min(at, now + this.deps.pollMs);
+    if (at === Number.POSITIVE_INFINITY) return;
+    this.setTimer(at - now);
+  }
+
+  /** Whether another process held this occurrence of `recall` and its wait has not ended by `now`. */
+  private isHeldElsewhere(recall: RecallRecord, now: number): boolean {
+    const held = this.heldElsewhere.get(recall.id);
+    return held !== undefined && held.dueAt === recall.next_run_at && held.until > now;
   }
 
   private setTimer(ms: number): void {
@@ -257,21 +337,65 @@ export class RecallScheduler implements RecallService {
 
   private fire(recall: RecallRecord): void {
     this.inFlight.add(recall.id);
-    this.attempt(recall).catch((err: unknown) => {
-      this.inFlight.delete(recall.id);
-      this.deps.logger.error({ err, recall_id: recall.id }, 'recall could not be fired');
-    });
+    this.working += 1;
+    this.attempt(recall)
+      .catch((err: unknown) => {
+        this.inFlight.delete(recall.id);
+        this.deps.logger.error({ err, recall_id: recall.id }, 'recall could not be fired');
+      })
+      .finally(() => this.finishWork());
   }
 
   private async attempt(seen: RecallRecord): Promise<void> {
     const runner = this.runner;
-    const current = await this.deps.store.get(seen.id);
-    // Cancelled, skipped or deleted with its session while it waited: nothing to run.
-    if (!runner || !current || current.status !== 'active' || current.next_run_at !== seen.next_run_at) {
+    // Cancelled, skipped, run elsewhere or deleted with its session while it waited: nothing to run.
+    const claim =
+      runner && seen.next_run_at
+        ? await this.deps.store.claim(seen.id, seen.next_run_at, (current) => this.startRun(runner, current))
+        : ({ kind: 'gone' } as const);
+    if (claim.kind !== 'claimed') {
       this.inFlight.delete(seen.id);
+      if (claim.kind === 'taken' && seen.next_run_at) {
+        const until = this.clock.now().getTime() + (this.deps.pollMs ?? HELD_RETRY_MS);
+        this.heldElsewhere.set(seen.id, { dueAt: seen.next_run_at, until });
+      }
+      this.deps.logger.debug({ recall_id: seen.id, claim: claim.kind }, 'recall not fired here');
       this.kick();
       return;
     }
+    const { started, current } = claim.value;
+    if (started.kind === 'closed') {
+      // The server is closing: nothing more can run, so firing stops until the next start.
+      this.inFlight.delete(current.id);
+      if (this.runner === runner) this.stop();
+      return;
+    }
+    if (started.kind === 'busy') {
+      this.deps.logger.info(
+        { recall_id: current.id, session_id: current.session_id },
+        'recall waits for the session',
+      );
+      await this.outside(started.idle.catch(() => undefined));
+      return this.attempt(seen);
+    }
+    this.deps.logger.info(
+      { recall_id: current.id, session_id: current.session_id, scheduled_for: seen.next_run_at },
+      'recall fired',
+    );
+    this.inFlight.delete(current.id);
+    this.kick();
+    const outcome = await this.outside(started.done);
+    await this.deps.store.update(current.id, { last_outcome: outcome });
+  }
+
+  /**
+   * Asks the runner for the run while the store holds the occurrence; a run that started moves
+   * the recall on (to its next occurrence, or to `done`) in the same step.
+   */
+  private async startRun(
+    runner: RecallRunner,
+    current: RecallRecord,
+  ): Promise<RecallClaimStart<{ started: RecallStart; current: RecallRecord }>> {
     const due = new Date(current.next_run_at ?? 0);
     const startAt = this.clock.now();
     const late = startAt.getTime() - due.getTime();
@@ -284,30 +408,16 @@ export class RecallScheduler implements RecallService {
       ...(late > (this.deps.lateAfterMs ?? 5000) ? { late_ms: late } : {}),
     };
     const started = await runner.start(fire);
-    if (started.kind === 'closed') {
-      // The server is closing: nothing more can run, so firing stops until the next start.
-      this.inFlight.delete(current.id);
-      if (this.runner === runner) this.stop();
-      return;
-    }
-    if (started.kind === 'busy') {
-      this.deps.logger.info(
-        { recall_id: current.id, session_id: current.session_id },
-        'recall waits for the session',
-      );
-      await started.idle.catch(() => undefined);
-      return this.attempt(seen);
-    }
+    if (started.kind !== 'started') return { value: { started, current } };
     const next = nextAfter(current.schedule, due, startAt);
-    await this.deps.store.update(current.id, {
-      status: next ? 'active' : 'done',
-      next_run_at: next ? next.toISOString() : null,
-      last_run_at: startAt.toISOString(),
-      run_count: current.run_count + 1,
-    });
-    this.inFlight.delete(current.id);
-    this.kick();
-    const outcome = await started.done;
-    await this.deps.store.update(current.id, { last_outcome: outcome });
+    return {
+      value: { started, current },
+      patch: {
+        status: next ? 'active' : 'done',
+        next_run_at: next ? next.toISOString() : null,
+        last_run_at: startAt.toISOString(),
+        run_count: current.run_count + 1,
+      },
+    };
   }
 }
