@@ -226,6 +226,9 @@ const variables = {
   // recall runs may grow before scheduling from a recall is refused.
   RECALL_MAX_PER_SESSION: [int(1, 10_000), '20'],
   RECALL_MAX_CHAIN: [int(1, 1000), '5'],
+  // On PostgreSQL, how often each process re-reads the recalls (other processes schedule and
+  // cancel them too); 0 never. SQLite has one process and ignores it.
+  RECALL_POLL_SECONDS: [num(0, 86_400), '15'],
   // Background processes started by the `process` tool: how many run at once in all, and how
   // much of each one's output is kept.
   PROCESS_MAX_RUNNING: [int(1, 1000), '5'],

@@ -169,6 +169,9 @@ export async function createServices(
     logger,
     ...(overrides.recallClock && { clock: overrides.recallClock }),
     ...(overrides.recallTimeZone && { timeZone: overrides.recallTimeZone }),
+    // Other processes on the database schedule and cancel recalls this one's timer cannot see.
+    ...(stores.engine === 'postgres' &&
+      settings.RECALL_POLL_SECONDS > 0 && { pollMs: settings.RECALL_POLL_SECONDS * 1000 }),
   });
 
   const registry = new ToolRegistry();
@@ -307,6 +310,8 @@ export async function createServices(
       await modelDownloads.close();
       await llamacppRuntime.close();
       recalls.stop();
+      // A recall being claimed holds a pooled connection: let it finish before the pool closes.
+      await recalls.settled();
       sshPool.closeAll();
       await mcp.close();
       await providers.close();
