@@ -6,7 +6,8 @@
  *
  * A failed extraction is recorded (attempts, last error) and retried by later passes, up to
  * `maxAttempts`; after that the session waits until it gets new messages. Only one pass runs at
- * a time: a call during a pass shares that pass.
+ * a time: a call during a pass shares that pass. With several processes on one database (a store
+ * with `exclusively`), one process at a time mines a session and the others skip it.
  */
 import type { Logger } from 'pino';
 import type { ChatMessage, LlmBackend } from '../llm/types.js';
@@ -108,38 +109,65 @@ export class MemoryExtractor {
 
   private async pass(signal?: AbortSignal): Promise<ExtractionReport> {
     const report: ExtractionReport = { processed: [], failed: [], factsSaved: 0, summaryUpdated: false };
-    const log = this.deps.logger;
+    const { memory } = this.deps;
     for (const session of await this.staleSessions()) {
       if (signal?.aborted) break;
-      const startedAt = this.now().toISOString();
-      const previous = await this.deps.memory.getSessionState(session.id);
-      try {
-        report.factsSaved += await this.extractSession(session.id, signal);
-        await this.deps.memory.setSessionState({
-          session_id: session.id,
-          extracted_at: startedAt,
-          status: 'done',
-          attempts: 0,
-          last_error: null,
-          attempted_at: startedAt,
-        });
-        report.processed.push(session.id);
-      } catch (err) {
-        const error = err instanceof Error ? err.message : String(err);
-        log.warn({ session_id: session.id, err: error }, 'memory extraction failed; it will be retried');
-        await this.deps.memory.setSessionState({
-          session_id: session.id,
-          extracted_at: previous?.extracted_at ?? null,
-          status: 'failed',
-          attempts: (previous?.status === 'failed' ? previous.attempts : 0) + 1,
-          last_error: error.slice(0, 2000),
-          attempted_at: startedAt,
-        });
-        report.failed.push({ sessionId: session.id, error });
+      if (!memory.exclusively) {
+        await this.mineSession(session.id, report, signal);
+        continue;
       }
+      // Several processes share the database: one mines the session, the others skip it. The
+      // one that claims it looks again, as another may have mined it since the list was read.
+      await memory.exclusively(session.id, async () => {
+        if (await this.stillStale(session.id)) await this.mineSession(session.id, report, signal);
+      });
     }
     if (!signal?.aborted) report.summaryUpdated = await this.refreshSummary(signal);
     return report;
+  }
+
+  private async stillStale(sessionId: string): Promise<boolean> {
+    const session = await this.deps.sessions.get(sessionId);
+    const cutoff = this.now().getTime() - this.deps.idleMinutes * 60_000;
+    if (!session || Date.parse(session.last_active) > cutoff) return false;
+    const state = await this.deps.memory.getSessionState(sessionId);
+    return needsExtraction(session, state, this.deps.maxAttempts ?? 5);
+  }
+
+  private async mineSession(
+    sessionId: string,
+    report: ExtractionReport,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const startedAt = this.now().toISOString();
+    const previous = await this.deps.memory.getSessionState(sessionId);
+    try {
+      report.factsSaved += await this.extractSession(sessionId, signal);
+      await this.deps.memory.setSessionState({
+        session_id: sessionId,
+        extracted_at: startedAt,
+        status: 'done',
+        attempts: 0,
+        last_error: null,
+        attempted_at: startedAt,
+      });
+      report.processed.push(sessionId);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      this.deps.logger.warn(
+        { session_id: sessionId, err: error },
+        'memory extraction failed; it will be retried',
+      );
+      await this.deps.memory.setSessionState({
+        session_id: sessionId,
+        extracted_at: previous?.extracted_at ?? null,
+        status: 'failed',
+        attempts: (previous?.status === 'failed' ? previous.attempts : 0) + 1,
+        last_error: error.slice(0, 2000),
+        attempted_at: startedAt,
+      });
+      report.failed.push({ sessionId, error });
+    }
   }
 
   /** Returns how many facts were created or changed. Throws when the LLM fails or answers no JSON. */

@@ -137,6 +137,15 @@ export interface MemoryStore {
   /** Grows with every change to the facts. */
   factsRevision(): Promise<number>;
 
+  /**
+   * Runs `mine` while no other process mines `sessionId`, or answers `{ claimed: false }` without
+   * running it while another one does. A store only one process uses (SQLite) leaves it out.
+   */
+  exclusively?<T>(
+    sessionId: string,
+    mine: () => Promise<T>,
+  ): Promise<{ claimed: true; value: T } | { claimed: false }>;
+
   getSessionState(sessionId: string): Promise<SessionMemoryState | undefined>;
   listSessionStates(): Promise<SessionMemoryState[]>;
   setSessionState(state: SessionMemoryState): Promise<void>;
