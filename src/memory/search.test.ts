@@ -3,27 +3,40 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type FakeLlm, fakeEmbedding, startFakeLlm } from '../../test/fake-llm/index.js';
 import { OllamaBackend } from '../llm/ollama.js';
 import type { LlmBackend } from '../llm/types.js';
-import { SqliteMemoryStore } from './memory-store.js';
 import { factText, HybridMemorySearch, reciprocalRankFusion } from './search.js';
-import { type TempStores, tempStores } from './test-support.js';
+import { type EngineMemoryStore, type MemoryTestStores, memoryEngines } from './test-support.js';
 
 const logger = pino({ level: 'silent' });
 let fake: FakeLlm;
-let t: TempStores;
-let store: SqliteMemoryStore;
+let t: MemoryTestStores;
+let store: EngineMemoryStore;
 let backend: OllamaBackend;
 let clock = 0;
 const now = () => new Date(clock);
+
+/** The rows of one column of memory_facts, on either engine. */
+async function column<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const { stores } = t;
+  if (stores.engine === 'sqlite') {
+    const positional = sql.replace(/\$\d+/g, '?');
+    return stores.db
+      .prepare<unknown[], T>(positional)
+      .pluck()
+      .all(...params);
+  }
+  return (await stores.pg.rows<Record<string, T>>(sql, params)).map((row) => Object.values(row)[0] as T);
+}
 
 beforeAll(async () => {
   fake = await startFakeLlm();
 });
 afterAll(() => fake.close());
-beforeEach(() => {
+
+async function setUp(engine: { open(): Promise<MemoryTestStores> }): Promise<void> {
   fake.reset();
-  t = tempStores();
+  t = await engine.open();
   clock = Date.parse('2026-01-01T00:00:00Z');
-  store = new SqliteMemoryStore(t.db, { now });
+  store = t.memory({ now });
   backend = new OllamaBackend({
     baseUrl: fake.ollamaUrl,
     model: 'test-model',
@@ -32,8 +45,7 @@ beforeEach(() => {
     connectTimeoutMs: 5000,
     idleTimeoutMs: 10_000,
   });
-});
-afterEach(() => t.dispose());
+}
 
 /** The same backend without `embed()`, like a backend that cannot embed. */
 function withoutEmbed(b: LlmBackend): LlmBackend {
@@ -65,7 +77,10 @@ describe('reciprocalRankFusion', () => {
   });
 });
 
-describe('HybridMemorySearch', () => {
+describe.each(memoryEngines())('HybridMemorySearch on $name', (engine) => {
+  beforeEach(() => setUp(engine));
+  afterEach(() => t.dispose());
+
   it('fuses full-text and vector ranks when the backend embeds', async () => {
     const byWords = (
       await store.upsert({ category: 'environment', key: 'nas', value: 'Keeps backups on a Synology NAS' })
@@ -123,8 +138,8 @@ describe('HybridMemorySearch', () => {
     for (let i = 0; i < 5; i++)
       await store.upsert({ category: 'c', key: `k${i}`, value: `value number ${i}` });
     await new HybridMemorySearch({ store, backend, logger, now, embeddingModel: 'embed-a' }).search('value');
-    const models = () => t.db.prepare('SELECT DISTINCT embedding_model FROM memory_facts').pluck().all();
-    expect(models()).toEqual(['embed-a']);
+    const models = () => column<string | null>('SELECT DISTINCT embedding_model FROM memory_facts');
+    expect(await models()).toEqual(['embed-a']);
     const b = new HybridMemorySearch({
       store,
       backend,
@@ -136,7 +151,7 @@ describe('HybridMemorySearch', () => {
     await b.search('value');
     expect((await store.missingEmbeddings('embed-b', 10)).length).toBe(2);
     await b.search('value');
-    expect(models()).toEqual(['embed-b']);
+    expect(await models()).toEqual(['embed-b']);
   });
 
   it('stores no vector of a text edited while the model embedded it', async () => {
@@ -166,13 +181,10 @@ describe('HybridMemorySearch', () => {
     expect(await missing()).toEqual([a.id]);
     await search.search('value');
     expect(await missing()).toEqual([]);
-    const embedded = t.db
-      .prepare<[number], Buffer>('SELECT embedding FROM memory_facts WHERE id = ?')
-      .pluck()
-      .get(a.id)!;
+    const [embedded] = await column<Buffer>('SELECT embedding FROM memory_facts WHERE id = $1', [a.id]);
     const current = (await store.get(a.id))!;
     expect(factText(current)).toBe('c / renamed: second value');
-    expect([...new Float32Array(Uint8Array.from(embedded).buffer)]).toEqual([
+    expect([...new Float32Array(Uint8Array.from(embedded!).buffer)]).toEqual([
       ...Float32Array.from(fakeEmbedding(factText(current))),
     ]);
   });
