@@ -157,7 +157,12 @@ async function serve(
     services = await createServices(settings, { logger, ...startEnv });
   } catch (err) {
     // A setting naming a vault secret that cannot be read is a bad setting like any other.
-    return refuseSettings(err);
+    if (err instanceof SettingsError) return refuseSettings(err);
+    // The database cannot be opened (PostgreSQL unreachable, a schema newer than this Navi, a
+    // damaged file): its message says what to do. Thrown on, it would reach the handler above,
+    // which keeps the process running, and the command would end with 0.
+    process.stderr.write(`navi: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
   }
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {

@@ -246,8 +246,8 @@ describe.skipIf(!needsPostgres('navi serve refusing a PostgreSQL database'))(
       const url = new URL(process.env.NAVI_TEST_DATABASE_URL!);
       url.password = 'not-the-password-9137';
       const run = await serve(url.toString());
-      // It ended by itself rather than serving (runNavi kills what still runs after 60 s).
-      expect(run.code).not.toBeNull();
+      // It ended by itself, as a failure, rather than serving (runNavi kills what still runs after 60 s).
+      expect(run.code).toBe(1);
       const said = run.stdout + run.stderr;
       expect(said).toContain('Cannot open the PostgreSQL database');
       expect(said).toContain(':***@');
@@ -271,7 +271,7 @@ describe.skipIf(!needsPostgres('navi serve refusing a PostgreSQL database'))(
           await client.end();
         }
         const run = await serve(schema.url);
-        expect(run.code).not.toBeNull();
+        expect(run.code).toBe(1);
         expect(run.stdout + run.stderr).toMatch(/schema version 999.*Upgrade Navi/s);
         const check = new pg.Client({ connectionString: schema.url });
         await check.connect();
