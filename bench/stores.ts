@@ -18,14 +18,14 @@
  * Flags: `--database-url postgres://…`, `--samples 500` (timed calls per figure).
  * Run alone with `node --import tsx bench/stores.ts`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { type OpenedStores, openStores, type StoreEngine } from '../src/store/open-stores.js';
 import { hidePassword } from '../src/store/postgres/index.js';
+import { createTestSchema } from '../src/store/test-engines.js';
 import type { BufferedMessage, SessionStore, StoredMessage } from '../src/store/types.js';
 import { percentile } from './measure.js';
 import type { BenchOptions, BenchRow } from './types.js';
@@ -174,24 +174,6 @@ function row(engine: StoreEngine, figure: Figure): BenchRow {
   };
 }
 
-/** A new empty schema on the server of `base`, the URL that selects it, and its removal. */
-async function benchSchema(base: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `navi_bench_${randomBytes(6).toString('hex')}`;
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`CREATE SCHEMA ${schema}`);
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
-}
-
 /** The figures of one engine, its stores closed and its file or schema removed after. */
 async function onEngine(
   open: () => Promise<{ stores: OpenedStores; cleanup(): Promise<void> }>,
@@ -270,7 +252,7 @@ export async function benchStores(options: BenchOptions = { flags: {} }): Promis
     // A server that is down or refuses keeps the SQLite figures; its row says what went wrong.
     try {
       postgres = await onEngine(async () => {
-        const schema = await benchSchema(url);
+        const schema = await createTestSchema(url, 'navi_bench');
         try {
           const stores = await openStores({ DB_PATH: '', DATABASE_URL: schema.url });
           return { stores, cleanup: () => schema.drop() };

@@ -55,13 +55,15 @@ export function needsPostgres(what: string): boolean {
 }
 
 /**
- * A new empty schema on the test server: the URL that selects it (through `search_path`) and
- * the function that drops it.
+ * A new empty schema on the test server (or the server of `base`, for the bench): the URL that
+ * selects it (through `search_path`) and the function that drops it.
  */
-export async function createTestSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = postgresTestUrl();
+export async function createTestSchema(
+  base = postgresTestUrl(),
+  prefix = 'navi_t',
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (!base) throw new Error('NAVI_TEST_DATABASE_URL is not set');
-  const schema = `navi_t_${randomBytes(6).toString('hex')}`;
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   try {
