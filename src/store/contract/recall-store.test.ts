@@ -3,7 +3,8 @@
  * claim that fires one occurrence exactly once. The PostgreSQL part at the end is about several
  * processes: claims from two pools, and a claim held by a process killed with -9.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecallSchedule } from '../../protocol/rest.js';
@@ -303,15 +304,20 @@ describe.runIf(needsPostgres('recall claims across processes'))(
     const due = '2026-11-25T12:05:00.000Z';
     let t: TestStores;
     let others: PgDatabase[];
+    let children: ChildProcess[];
 
     beforeEach(async () => {
       const [postgres] = storeEngines().filter((e) => e.name === 'postgres');
       if (!postgres) throw new Error('no PostgreSQL case');
       t = await postgres.open();
       others = [];
+      children = [];
       await addSession(t.stores, 's1');
     });
     afterEach(async () => {
+      // A test that failed half-way leaves no lock holder behind.
+      for (const child of children)
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const pool of others) await pool.close();
       await t.dispose();
     });
@@ -384,7 +390,7 @@ describe.runIf(needsPostgres('recall claims across processes'))(
       // A real process takes the claim's lock and is killed while it holds it.
       const script = `
       const pg = require('pg');
-      const client = new pg.Client({ connectionString: process.env.URL, application_name: 'navi-killed-holder' });
+      const client = new pg.Client({ connectionString: process.env.URL, application_name: process.env.NAME });
       (async () => {
         await client.connect();
         await client.query('BEGIN');
@@ -393,11 +399,14 @@ describe.runIf(needsPostgres('recall claims across processes'))(
         setInterval(() => {}, 1000);
       })();
     `;
+      // Its own name, so that the wait below is for this holder's session alone.
+      const holder = `navi-holder-${randomBytes(4).toString('hex')}`;
       const child = spawn(process.execPath, ['-e', script], {
         cwd: repoRoot,
-        env: { ...process.env, URL: t.settings.DATABASE_URL },
+        env: { ...process.env, URL: t.settings.DATABASE_URL, NAME: holder },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
+      children.push(child);
       await new Promise<void>((resolve, reject) => {
         child.stdout.on('data', (d: Buffer) => {
           if (d.toString().includes('locked')) resolve();
@@ -411,7 +420,8 @@ describe.runIf(needsPostgres('recall claims across processes'))(
       // The server ends the dead process's session when it reads the closed socket.
       for (;;) {
         const [row] = await pool().rows<{ n: number }>(
-          `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE application_name = 'navi-killed-holder'`,
+          'SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+          [holder],
         );
         if (row?.n === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
