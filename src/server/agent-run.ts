@@ -33,6 +33,11 @@ export interface AgentRunOptions {
    * person there can answer a confirmation as well as one here.
    */
   watchedElsewhere?: () => boolean;
+  /**
+   * Awaited before the terminal event goes out (a cluster: the other processes must find the
+   * session free by the time anyone sees the run end). Without it the end goes out at once.
+   */
+  beforeEnd?: (terminal: ServerEvent, json: string) => Promise<void>;
   /** Called once, right after the terminal event went out. */
   onEnd?: (run: AgentRun) => void;
   /**
@@ -67,6 +72,10 @@ export class AgentRun {
   private started = false;
   private trigger: RunInput['trigger'] = 'user';
   private terminal: ServerEvent | undefined;
+  /** The terminal event went out: nobody subscribes any more; after-run events may follow. */
+  private endDelivered = false;
+  /** After-run events that came before the end went out (see `beforeEnd`). */
+  private afterQueue: { event: ServerEvent; json: string }[] = [];
   private resolveDone!: (event: ServerEvent) => void;
 
   constructor(private readonly options: AgentRunOptions) {
@@ -97,7 +106,7 @@ export class AgentRun {
     for (const { event, json } of this.replay) {
       if (!subscriber.deliver(event, json)) return;
     }
-    if (!this.terminal) this.subscribers.add(subscriber);
+    if (!this.endDelivered) this.subscribers.add(subscriber);
   }
 
   unsubscribe(subscriber: RunSubscriber): void {
@@ -176,7 +185,9 @@ export class AgentRun {
           if (isAfterRunEvent(event)) {
             this.seq += 1;
             const stamped: ServerEvent = { ...event, run_id: this.runId, seq: this.seq };
-            this.options.onAfterEnd?.(stamped, JSON.stringify(stamped));
+            const json = JSON.stringify(stamped);
+            if (this.endDelivered) this.options.onAfterEnd?.(stamped, json);
+            else this.afterQueue.push({ event: stamped, json });
             continue;
           }
           // Anything else after the terminal event breaks the agent contract; keep draining so
@@ -213,22 +224,40 @@ export class AgentRun {
     this.seq += 1;
     const stamped: ServerEvent = { ...event, run_id: this.runId, seq: this.seq };
     const json = JSON.stringify(stamped);
+    if (isTerminalEvent(event)) {
+      this.finish(stamped, json);
+      return;
+    }
     this.replay.push({ event: stamped, json });
     for (const subscriber of this.subscribers) {
       if (!subscriber.deliver(stamped, json)) this.subscribers.delete(subscriber);
     }
-    if (isTerminalEvent(event)) this.finish(stamped);
   }
 
-  private finish(terminal: ServerEvent): void {
+  private finish(terminal: ServerEvent, json: string): void {
     this.terminal = terminal;
     this.coalescer.dispose();
     this.refuseAllPending(STOPPED_BEFORE_CONFIRM);
+    const beforeEnd = this.options.beforeEnd;
+    if (!beforeEnd) {
+      this.deliverEnd(terminal, json);
+      return;
+    }
+    beforeEnd(terminal, json)
+      .catch((err: unknown) => this.log.error({ err }, 'preparing the end of the run failed'))
+      .finally(() => this.deliverEnd(terminal, json));
+  }
+
+  private deliverEnd(terminal: ServerEvent, json: string): void {
+    this.replay.push({ event: terminal, json });
+    for (const subscriber of this.subscribers) subscriber.deliver(terminal, json);
     this.subscribers.clear();
+    this.endDelivered = true;
     try {
       this.options.onEnd?.(this);
     } finally {
       this.resolveDone(terminal);
+      for (const { event, json: text } of this.afterQueue.splice(0)) this.options.onAfterEnd?.(event, text);
     }
   }
 

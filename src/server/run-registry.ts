@@ -18,6 +18,11 @@ import { FlushClock } from './delta-coalescer.js';
 import { ApiError } from './errors.js';
 import type { RunSubscriber } from './run-subscriber.js';
 
+/** The longest a run's end waits for its session to be freed on the database. */
+const END_WAIT_MS = 2000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 export interface RunRegistryOptions {
   agent: AgentApi;
   logger: Logger;
@@ -122,6 +127,11 @@ export class RunRegistry {
       flushClock: this.flushClock,
       ...(runId ? { runId } : {}),
       ...(cluster ? { watchedElsewhere: () => cluster.watchedElsewhere(sessionId) } : {}),
+      // Whoever sees the end finds the session free on every process. A database that does not
+      // answer holds the end back a moment only; the session is freed when it answers.
+      ...(claim
+        ? { beforeEnd: (terminal, json) => Promise.race([claim.end(terminal, json), sleep(END_WAIT_MS)]) }
+        : {}),
       onEnd: (ended) => {
         if (this.runs.get(sessionId) === ended) this.runs.delete(sessionId);
         if (claim) this.trackRelease(claim);

@@ -37,7 +37,10 @@ export class EventWriter implements RunSubscriber {
   constructor(private readonly options: EventWriterOptions) {}
 
   deliver(event: ServerEvent, json: string): boolean {
-    if (event.seq !== this.nextSeq + this.pending.length) {
+    const expected = this.nextSeq + this.pending.length;
+    // The terminal event comes twice: from the claim's end, first, then as the run delivers it.
+    if (event.seq !== undefined && event.seq < expected) return true;
+    if (event.seq !== expected) {
       // The run stamps seqs 1, 2, 3…; anything else would leave a gap the readers wait on forever.
       this.options.log.error({ seq: event.seq }, 'run event out of order; not shared with other processes');
       return true;

@@ -155,13 +155,18 @@ export class PgRunCluster implements RunCluster {
       log: this.log.child({ session_id: sessionId, run_id: runId }),
     });
     let released: Promise<void> | undefined;
+    const release = () => {
+      released ??= this.release(writer, sessionId, runId);
+      return released;
+    };
     return {
       subscriber: writer,
-      after: (event, json) => writer.after(event, json),
-      release: () => {
-        released ??= this.release(writer, sessionId, runId);
-        return released;
+      end: (terminal, json) => {
+        writer.deliver(terminal, json);
+        return release();
       },
+      after: (event, json) => writer.after(event, json),
+      release,
     };
   }
 

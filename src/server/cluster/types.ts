@@ -14,9 +14,15 @@ export interface ClusterClaim {
    * batches and in order, where the other processes read them.
    */
   readonly subscriber: RunSubscriber;
+  /**
+   * The run's terminal event, before anyone sees it: written with everything before it, the
+   * session's row removed in the same commit, then the session freed. Once it resolves, every
+   * process finds the session free. Never rejects.
+   */
+  end(terminal: ServerEvent, json: string): Promise<void>;
   /** An event after the run's end (post-turn compression), for the session's watchers elsewhere. */
   after(event: ServerEvent, json: string): void;
-  /** After the run's end: writes what is left, then frees the session. Never rejects. */
+  /** Frees the session (after `end`, or for a run that never started). Never rejects. */
   release(): Promise<void>;
 }
 
