@@ -349,6 +349,50 @@ describe.runIf(needsPostgres('navi db copy'))('navi db copy through PostgreSQL',
     }
   });
 
+  it('writes a NUL as U+FFFD, as the stores do, and leaves the planner statistics of what it copied', async () => {
+    const src = join(dir, 'nul.db');
+    const stores = createSqliteStores(src);
+    try {
+      await stores.sessions.create({ id: 's-nul', profile_id: 'plain', title: 'a\u0000b' });
+      await stores.sessions.append('s-nul', [
+        {
+          message: {
+            id: 'm1',
+            role: 'tool',
+            content: 'bin\u0000ary',
+            tool_call_id: 'c\u00001',
+            created_at: '2026-01-01T00:00:00.000Z',
+          },
+          display: true,
+          context: true,
+        },
+      ]);
+    } finally {
+      stores.close();
+    }
+    const url = await schema();
+    const run = await copy(src, url, dir);
+    expect(run.code).toBe(0);
+    const db = await PgDatabase.open(url, { max: 1 });
+    try {
+      const [session] = await db.rows<{ title: string }>("SELECT title FROM sessions WHERE id = 's-nul'");
+      expect(session?.title).toBe('a\uFFFDb');
+      const [message] = await db.rows<{ content: string; payload: { tool_call_id: string } }>(
+        "SELECT content, payload FROM messages WHERE id = 'm1'",
+      );
+      expect(message).toEqual({
+        content: 'bin\uFFFDary',
+        payload: expect.objectContaining({ tool_call_id: 'c\uFFFD1' }),
+      });
+      const analysed = await db.rows<{ relname: string }>(
+        "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND last_analyze IS NOT NULL AND relname IN ('messages', 'context_messages')",
+      );
+      expect(analysed.map((r) => r.relname).sort()).toEqual(['context_messages', 'messages']);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a copy killed half-way is finished by running it again', async () => {
     const src = join(dir, 'half.db');
     await populate(src);

@@ -1,8 +1,9 @@
 /** A PostgreSQL database (the schema its URL selects) as an end of `navi db copy`. */
 import pg from 'pg';
 import { binaryCode } from '../../memory/vector-codes.js';
-import { hidePassword, PgDatabase } from '../../store/postgres/database.js';
+import { hidePassword, PgDatabase, pgTypes } from '../../store/postgres/database.js';
 import { pgSchemaVersion } from '../../store/postgres/migrate.js';
+import { pgJson, pgNullableText } from '../../store/postgres/pg-values.js';
 import { CliRefusal } from '../cli-io.js';
 import { type CellValue, type CopyEnd, fromPostgres, quote, type Row } from './endpoint.js';
 import { COPIED_TABLES, type ColumnKind, type TableSpec } from './tables.js';
@@ -10,14 +11,6 @@ import { COPIED_TABLES, type ColumnKind, type TableSpec } from './tables.js';
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Facts given their vector codes per statement. */
 const CODE_BATCH = 2000;
-
-/** BIGINT as a number, as the stores read it. */
-const types = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === 20) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
 
 const cast: Record<ColumnKind, string> = {
   text: 'text',
@@ -39,7 +32,7 @@ async function connect(url: string): Promise<pg.Pool> {
     connectionString: url,
     max: 2,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    types,
+    types: pgTypes,
   });
   pool.on('error', () => undefined);
   try {
@@ -198,10 +191,18 @@ class PostgresEnd implements CopyEnd {
     const conflict = t.singletonDefault
       ? `ON CONFLICT (${keyList(t)}) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')} WHERE ${t.singletonDefault}`
       : 'ON CONFLICT DO NOTHING';
+    // A NUL in text or JSON becomes U+FFFD, as the stores write it: PostgreSQL cannot hold one.
+    const values = rows.flatMap((row) =>
+      row.map((value, i) => {
+        if (typeof value !== 'string') return value;
+        const kind = t.columns[i]?.kind;
+        return kind === 'text' ? pgNullableText(value) : kind === 'json' ? pgJson(value) : value;
+      }),
+    );
     // One statement: all of the batch or none of it.
     const result = await this.pool.query(
       `INSERT INTO ${quote(t.name)} (${names.join(', ')}) VALUES ${tuples.join(', ')} ${conflict}`,
-      rows.flat(),
+      values,
     );
     return result.rowCount ?? 0;
   }
@@ -241,6 +242,9 @@ class PostgresEnd implements CopyEnd {
         [t.name, t.identity],
       );
     }
+    // Until the planner has statistics, it reads a whole session for each page of it (tens of
+    // milliseconds at 20 000 messages instead of under one); autovacuum would take a while.
+    await this.pool.query(`ANALYZE ${COPIED_TABLES.map((t) => quote(t.name)).join(', ')}`);
   }
 
   async close(): Promise<void> {

@@ -23,8 +23,8 @@ export interface PgDatabaseOptions {
 const DEFAULT_POOL_SIZE = 10;
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** BIGINT (int8) and NUMERIC counts as numbers: every count Navi keeps fits in 2^53. */
-const types = {
+/** BIGINT (int8) counts as numbers: every count Navi keeps fits in 2^53. Shared by every pool Navi opens. */
+export const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (value: string) => Number(value);
     return pg.types.getTypeParser(oid, format);
@@ -50,7 +50,7 @@ export class PgDatabase {
       connectionString: url,
       max: options.max ?? DEFAULT_POOL_SIZE,
       connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
-      types,
+      types: pgTypes,
     });
     // An idle connection the server drops (restart, network) must not crash the process; the
     // pool replaces it on the next query.
