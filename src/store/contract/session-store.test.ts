@@ -359,6 +359,15 @@ describe.each(storeEngines())('sessions on $name', ({ name: engine, open }) => {
         /not in the context of session s/,
       );
       expect(await stores.sessions.getMessages(bad)).toEqual([]);
+      // The same for a session id: its pages, context and patches find nothing.
+      expect(await stores.sessions.getMessagePage(bad, { limit: 5 })).toEqual({
+        messages: [],
+        next_before: null,
+      });
+      expect(await stores.sessions.getContext(bad)).toEqual([]);
+      expect(await stores.sessions.getMessage(bad, 'm1')).toBeUndefined();
+      expect(await stores.sessions.isInContext(bad, 'm1')).toBe(false);
+      expect(await stores.sessions.update(bad, { title: 'x' })).toBeUndefined();
       expect(await stores.sessions.delete(bad)).toBe(false);
       expect(ids(await stores.sessions.getMessages('s'))).toEqual(['m1', 'm2']);
     });

@@ -278,6 +278,8 @@ export class PgSessionStore implements SessionStore {
     // One row past the page tells whether an older page exists, without counting the session.
     let rows: MessageRow[];
     if (options.before === undefined) {
+      // No stored session has this id (PostgreSQL would refuse the NUL rather than find nothing).
+      if (!storableKey(sessionId)) return { messages: [], next_before: null };
       rows = await this.db.rows<MessageRow>(PAGE_NEWEST, [sessionId, options.limit + 1]);
     } else {
       if (!storableKey(options.before) || !storableKey(sessionId)) return undefined;
