@@ -12,6 +12,7 @@ import { PgDatabase } from '../../store/postgres/database.js';
 import { createTestSchema, needsPostgres } from '../../store/test-engines.js';
 import type { AgentRun } from '../agent-run.js';
 import { ApiError } from '../errors.js';
+import { recallRunner } from '../recall-runner.js';
 import { RunRegistry } from '../run-registry.js';
 import type { RunSubscriber } from '../run-subscriber.js';
 import { PgRunCluster } from './pg-run-cluster.js';
@@ -260,6 +261,65 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     await run.done;
     await there.waitFor(isTerminalEvent);
     expect(there.events.map((e) => e.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+  });
+
+  it('after-run events and events outside any run reach the watchers on the other member', async () => {
+    const s = newSession();
+    const there = new Sink();
+    b.runs.watch(s, there);
+    const compressed = gate();
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      yield end('done');
+      await compressed.wait;
+      yield { type: 'context_compressed', messages_before: 10, messages_after: 2, context_tokens: 40 };
+    });
+    const run = await a.runs.start(s, input);
+    await run.done;
+    compressed.open();
+    await there.waitFor((e) => e.type === 'context_compressed');
+    expect(there.ofRun(run.runId).map((e) => [e.type, e.seq])).toEqual([
+      ['stream_start', 1],
+      ['stream_end', 2],
+      ['context_compressed', 3],
+    ]);
+    a.runs.notify(s, { type: 'profile_switched', profile_id: 'p2', profile_name: 'Other' });
+    await there.waitFor((e) => e.type === 'profile_switched');
+    expect(there.events.at(-1)).toEqual({
+      type: 'profile_switched',
+      profile_id: 'p2',
+      profile_name: 'Other',
+    });
+  });
+
+  it('a recall due while the other member runs the session waits for that run, then starts', async () => {
+    const s = newSession();
+    const release = gate();
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      await release.wait;
+      yield end('done');
+    });
+    const run = await a.runs.start(s, input);
+    const fire = {
+      recall_id: 'r1',
+      session_id: s,
+      prompt: 'remind me',
+      chain: 0,
+      scheduled_for: new Date().toISOString(),
+    };
+    const first = await recallRunner(b.runs).start(fire);
+    expect(first.kind).toBe('busy');
+    let idle = false;
+    const waited = first.kind === 'busy' ? first.idle.then(() => (idle = true)) : undefined;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(idle).toBe(false);
+    release.open();
+    await run.done;
+    await waited;
+    const second = await recallRunner(b.runs).start(fire);
+    expect(second.kind).toBe('started');
+    if (second.kind === 'started') expect(await second.done).toEqual({ status: 'completed' });
   });
 
   it('a member that vanishes mid-run frees the session; the other member ends its watchers` view of that run', async () => {
