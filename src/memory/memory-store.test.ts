@@ -130,6 +130,20 @@ describe.each(memoryEngines())('memory store on $name', (engine) => {
     expect(await store.count()).toBe(3);
   });
 
+  it('folds case and accents and splits words joined by punctuation, alike on both engines', async () => {
+    const cafe = (await store.upsert({ category: 'travel', key: 'breakfast', value: 'Un café à Zürich' }))
+      .fact;
+    const file = (await store.upsert({ category: 'work', key: 'database', value: 'Keeps notes in navi.db' }))
+      .fact;
+    const wide = (await store.upsert({ category: 'misc', key: 'greeting', value: 'Says ПРИВЕТ to friends' }))
+      .fact;
+    expect((await store.search('CAFE zurich', 5)).map((h) => h.fact.id)).toEqual([cafe.id]);
+    expect((await store.search('Café', 5)).map((h) => h.fact.id)).toEqual([cafe.id]);
+    expect((await store.search('navi', 5)).map((h) => h.fact.id)).toEqual([file.id]);
+    expect((await store.search('db', 5)).map((h) => h.fact.id)).toEqual([file.id]);
+    expect((await store.search('привет', 5)).map((h) => h.fact.id)).toEqual([wide.id]);
+  });
+
   it('ranks the facts holding every word first, then fills up with those holding some', async () => {
     // A rare word in the key scores high under bm25 on its own; the facts with every word still lead.
     await store.upsert({ category: 'misc', key: 'kayak', value: 'Owns a red kayak' });
