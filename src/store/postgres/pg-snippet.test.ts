@@ -31,6 +31,16 @@ describe('markSnippet', () => {
     expect(snippet.replace(/…/g, '').trim().split(' ')).toHaveLength(SNIPPET_WORDS);
   });
 
+  it('cuts a very long text in one pass around its best window', () => {
+    const filler = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i % 97}`).join(' ');
+    // The only window with both words sits near the end of 60 000 words.
+    const text = `${filler(30_000, 'a')} alpha ${filler(30_000, 'b')} alpha beta ${filler(5, 'c')}`;
+    const { snippet, parts } = marked(text, terms('alpha', 'beta'));
+    expect(parts).toEqual(['alpha', 'beta']);
+    expect(snippet.startsWith('…')).toBe(true);
+    expect(snippet.endsWith('c4')).toBe(true);
+  });
+
   it('keeps a short text whole, drops the marker characters it holds, and survives text with no word', () => {
     expect(marked('odd \uE000text\uE001 here', terms('here'))).toEqual({
       snippet: 'odd text here',

@@ -38,23 +38,7 @@ export function markSnippet(text: string, terms: readonly TsTerm[]): string {
   for (const m of clean.matchAll(WORD)) {
     tokens.push({ start: m.index, end: m.index + m[0].length, term: termOf(m[0], folded) });
   }
-  let from = 0;
-  if (tokens.length > SNIPPET_WORDS) {
-    // The window holding the most different query words; among equals, the one whose first
-    // match sits a few words in, as snippet() places it, and then the earliest.
-    const lead = Math.floor(SNIPPET_WORDS / 4);
-    let best = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i + SNIPPET_WORDS <= tokens.length; i++) {
-      const window = tokens.slice(i, i + SNIPPET_WORDS);
-      const distinct = new Set(window.filter((t) => t.term >= 0).map((t) => t.term)).size;
-      const first = window.findIndex((t) => t.term >= 0);
-      const score = distinct * SNIPPET_WORDS * 2 - (first < 0 ? 0 : Math.abs(first - lead));
-      if (score > best) {
-        best = score;
-        from = i;
-      }
-    }
-  }
+  const from = bestWindow(tokens);
   const shown = tokens.slice(from, from + SNIPPET_WORDS);
   if (shown.length === 0) return clean;
   const start = from === 0 ? 0 : shown[0]!.start;
@@ -68,4 +52,41 @@ export function markSnippet(text: string, terms: readonly TsTerm[]): string {
   }
   out += clean.slice(at, end);
   return end < clean.length ? `${out}…` : out;
+}
+
+/**
+ * Where the shown words start: the window holding the most different query words; among equals,
+ * the one whose first match sits a few words in, as snippet() places it, and then the earliest.
+ * One pass over the words (a search may cut many long messages while a person types).
+ */
+function bestWindow(tokens: readonly Token[]): number {
+  const n = tokens.length;
+  if (n <= SNIPPET_WORDS) return 0;
+  const lead = Math.floor(SNIPPET_WORDS / 4);
+  // nextMatch[i]: the first word at or after i that matches a term (n when none does).
+  const nextMatch = new Int32Array(n + 1).fill(n);
+  for (let i = n - 1; i >= 0; i--) nextMatch[i] = tokens[i]!.term >= 0 ? i : nextMatch[i + 1]!;
+  const counts = new Map<number, number>();
+  const count = (term: number, by: number) => {
+    if (term < 0) return;
+    const c = (counts.get(term) ?? 0) + by;
+    if (c === 0) counts.delete(term);
+    else counts.set(term, c);
+  };
+  for (let j = 0; j < SNIPPET_WORDS; j++) count(tokens[j]!.term, 1);
+  let best = Number.NEGATIVE_INFINITY;
+  let from = 0;
+  for (let i = 0; i + SNIPPET_WORDS <= n; i++) {
+    if (i > 0) {
+      count(tokens[i - 1]!.term, -1);
+      count(tokens[i + SNIPPET_WORDS - 1]!.term, 1);
+    }
+    const first = nextMatch[i]! - i;
+    const score = counts.size * SNIPPET_WORDS * 2 - (first < SNIPPET_WORDS ? Math.abs(first - lead) : 0);
+    if (score > best) {
+      best = score;
+      from = i;
+    }
+  }
+  return from;
 }
