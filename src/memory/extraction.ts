@@ -99,12 +99,18 @@ export class MemoryExtractor {
 
   /** Sessions idle long enough whose messages were not all mined yet, least recently active first. */
   async staleSessions(): Promise<SessionRecord[]> {
-    const cutoff = this.now().getTime() - this.deps.idleMinutes * 60_000;
     const states = new Map((await this.deps.memory.listSessionStates()).map((s) => [s.session_id, s]));
-    const maxAttempts = this.deps.maxAttempts ?? 5;
     return (await this.deps.sessions.list())
-      .filter((s) => Date.parse(s.last_active) <= cutoff && needsExtraction(s, states.get(s.id), maxAttempts))
+      .filter((s) => this.isStale(s, states.get(s.id)))
       .sort((a, b) => Date.parse(a.last_active) - Date.parse(b.last_active));
+  }
+
+  /** Idle long enough, with messages not all mined yet. */
+  private isStale(session: SessionRecord, state: SessionMemoryState | undefined): boolean {
+    const cutoff = this.now().getTime() - this.deps.idleMinutes * 60_000;
+    return (
+      Date.parse(session.last_active) <= cutoff && needsExtraction(session, state, this.deps.maxAttempts ?? 5)
+    );
   }
 
   private async pass(signal?: AbortSignal): Promise<ExtractionReport> {
@@ -128,10 +134,7 @@ export class MemoryExtractor {
 
   private async stillStale(sessionId: string): Promise<boolean> {
     const session = await this.deps.sessions.get(sessionId);
-    const cutoff = this.now().getTime() - this.deps.idleMinutes * 60_000;
-    if (!session || Date.parse(session.last_active) > cutoff) return false;
-    const state = await this.deps.memory.getSessionState(sessionId);
-    return needsExtraction(session, state, this.deps.maxAttempts ?? 5);
+    return session !== undefined && this.isStale(session, await this.deps.memory.getSessionState(sessionId));
   }
 
   private async mineSession(

@@ -218,6 +218,15 @@ describe.skipIf(!needsPostgres('extraction on two processes') || !postgres)(
       expect((await pass).processed).toEqual(['s1']);
       // Mined now: the second process finds nothing left to do either.
       expect((await second.processStaleSessions()).processed).toEqual([]);
+      // A process whose list of states was read before the session was mined claims it, looks
+      // again and leaves it.
+      const behind = (await t.otherProcess({ now })) as PgMemoryStore;
+      const lagging = Object.assign(Object.create(behind) as PgMemoryStore, {
+        listSessionStates: async () => [],
+      });
+      const late = extractor(lagging, ollama);
+      expect(await late.staleSessions()).toHaveLength(1);
+      expect(await late.processStaleSessions()).toMatchObject({ processed: [], failed: [] });
       const extractions = fake.requests.filter(
         (r) => r.kind === 'chat' && JSON.stringify(r.body.messages).includes('I live in Lyon'),
       );
