@@ -278,6 +278,9 @@ describe('navi db copy refuses what it cannot do, and says why', () => {
     const mine = join(dir, 'mine.db');
     const stores = createSqliteStores(mine);
     await stores.sessions.create({ id: 'my-own', profile_id: 'plain' });
+    // Ids 1 of the target's own: a fact and a paired browser that are not the source's ids 1.
+    await new SqliteMemoryStore(stores.db).upsert({ category: 'fact', key: 'mine', value: 'my own fact' });
+    await stores.consent.redeemPairingCode(await stores.consent.createPairingCode(600_000), 'my-browser');
     stores.close();
     const refused = await copy(src, mine, dir);
     expect(refused.stderr).toMatch(
@@ -286,8 +289,22 @@ describe('navi db copy refuses what it cannot do, and says why', () => {
     expect(refused.code).toBe(1);
     const merged = await copy(src, mine, dir, '--merge');
     expect(merged.code).toBe(0);
-    const sessions = dump(mine).sessions as { id: string }[];
+    const after = dump(mine);
+    const sessions = after.sessions as { id: string }[];
     expect(sessions.map((s) => s.id).sort()).toEqual(['my-own', 's-big', 's-small']);
+    // Every fact and browser of both ends, the source's renumbered by the target.
+    const source = dump(src);
+    const facts = (d: Dump) => (d.memory_facts as { key: string }[]).map((f) => f.key).sort();
+    expect(facts(after)).toEqual([...facts(source), 'mine'].sort());
+    const browsers = (d: Dump) =>
+      (d.paired_clients as { user_agent: string }[]).map((c) => c.user_agent).sort();
+    expect(browsers(after)).toEqual([...browsers(source), 'my-browser'].sort());
+    // Merging again finds them all by their natural keys and writes nothing.
+    const again = await copy(src, mine, dir, '--merge');
+    expect(again.code).toBe(0);
+    expect(newRows(again.stdout, 'memory_facts')).toBe(0);
+    expect(newRows(again.stdout, 'paired_clients')).toBe(0);
+    expect(dump(mine)).toEqual(after);
   });
 
   it('an unreachable PostgreSQL server, as a source and as a target', async () => {

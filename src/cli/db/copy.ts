@@ -116,6 +116,14 @@ async function copyTable(
   const now = options.now ?? Date.now;
   const total = await source.count(table.name);
   const keyAt = table.key.map((k) => table.columns.findIndex((c) => c.name === k));
+  // Merging, an identity id names a different row on each end (the target's fact 3 is not the
+  // source's): the target numbers the copied rows itself, and their natural unique key (a fact's
+  // category and key, a client's secret hash) skips the ones it already holds.
+  const renumber = options.merge && table.identity !== undefined;
+  const idAt = renumber ? table.columns.findIndex((c) => c.name === table.identity) : -1;
+  const written: TableSpec = renumber
+    ? { ...table, columns: table.columns.filter((_, i) => i !== idAt) }
+    : table;
   let after: CellValue[] | undefined;
   let read = 0;
   let copied = 0;
@@ -124,7 +132,10 @@ async function copyTable(
     const rows: Row[] = await source.read(table, after, options.batchSize);
     if (rows.length === 0) break;
     try {
-      copied += await target.insert(table, rows);
+      copied += await target.insert(
+        written,
+        renumber ? rows.map((r) => r.filter((_, i) => i !== idAt)) : rows,
+      );
     } catch (err) {
       throw new CliRefusal(
         `writing ${table.name} rows after key ${JSON.stringify(after ?? null)} to ${target.label} failed: ${(err as Error).message}. What was copied so far stays; fix the cause and run the same command again to finish`,

@@ -20,7 +20,10 @@ export interface TableSpec {
    * replaces the target's only while the target's is still untouched (this SQL condition).
    */
   singletonDefault?: string;
-  /** Identity columns whose sequence PostgreSQL must move past the copied ids. */
+  /**
+   * Identity columns whose sequence PostgreSQL must move past the copied ids. With --merge the
+   * target numbers copied rows itself, so the table needs another unique key to skip rows it holds.
+   */
   identity?: string;
 }
 
