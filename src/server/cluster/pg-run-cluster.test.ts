@@ -55,14 +55,16 @@ let url = '';
 let drop: () => Promise<void> = async () => {};
 const members: Member[] = [];
 
-async function member(): Promise<Member> {
+async function member(keepEventsMs?: number): Promise<Member> {
   const db = await PgDatabase.open(url, { max: 4 });
   const cluster = await PgRunCluster.open({
     url,
     db,
     logger: silentLogger(),
     requestTimeoutMs: 3000,
-    sweepIntervalMs: 60_000,
+    // Sweeps run when a test calls them.
+    sweepIntervalMs: 3_600_000,
+    ...(keepEventsMs === undefined ? {} : { keepEventsMs }),
   });
   const agent = scriptedAgent();
   const runs = new RunRegistry({ agent, logger: silentLogger(), confirmTimeoutMs: 30_000, cluster });
@@ -322,6 +324,36 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     if (second.kind === 'started') expect(await second.done).toEqual({ status: 'completed' });
   });
 
+  it('the sweep ends the view of a run whose member vanished, removes its row, and the events of ended runs', async () => {
+    const c = await member();
+    const sweeper = await member(0);
+    const s = newSession();
+    const there = new Sink();
+    b.runs.watch(s, there);
+    c.agent.enqueue(async function* (_input, options) {
+      yield { type: 'stream_start', trigger: 'user' };
+      await aborted(options.signal);
+      yield { type: 'stream_stopped', content: '' };
+    });
+    const run = await c.runs.start(s, input);
+    await there.waitFor((e) => e.type === 'stream_start');
+    const ended = await sweeper.runs.start(newSession(), input);
+    await ended.done;
+    await c.cluster.crashForTest();
+    const count = async (sql: string, id: string) =>
+      Number((await a.db.rows<{ n: number }>(sql, [id]))[0]?.n);
+    // The server ends the vanished member's backends as it notices their sockets closed.
+    await waitUntilAsync(async () => !(await a.cluster.activeElsewhere(s)));
+    expect(await count('SELECT count(*) AS n FROM active_runs WHERE run_id = $1', run.runId)).toBe(1);
+    await b.cluster.sweep();
+    expect(there.ofRun(run.runId).at(-1)).toMatchObject({ type: 'error', message: OWNER_GONE, seq: 2 });
+    await sweeper.cluster.sweep();
+    expect(await count('SELECT count(*) AS n FROM active_runs WHERE run_id = $1', run.runId)).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM run_events WHERE run_id = $1', ended.runId)).toBe(0);
+    // The vanished run's events stay until they are as old as the sweeper keeps them: here, none.
+    expect(await count('SELECT count(*) AS n FROM run_events WHERE run_id = $1', run.runId)).toBe(0);
+  });
+
   it('a member that vanishes mid-run frees the session; the other member ends its watchers` view of that run', async () => {
     const c = await member();
     const s = newSession();
@@ -346,4 +378,8 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
 
 async function waitUntil(test: () => boolean): Promise<void> {
   while (!test()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+async function waitUntilAsync(test: () => Promise<boolean>): Promise<void> {
+  while (!(await test())) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -475,7 +475,7 @@ export class PgRunCluster implements RunCluster {
       }
       for (const sessionId of [...this.endWaiters.keys()]) this.wakeEndWaiters(sessionId);
       const before = new Date(Date.now() - (this.options.keepEventsMs ?? 5 * 60_000)).toISOString();
-      await this.tables.sweep(alive, before);
+      await this.tables.sweep(before);
     } catch (err) {
       if (!this.closed) this.log.warn({ err }, 'cluster sweep failed');
     }

@@ -160,8 +160,15 @@ export class PgRunTables {
    * Housekeeping any member may do: rows of runs whose owner is gone, and the events of runs
    * that are not active and were written before `eventsBefore`.
    */
-  async sweep(alive: ReadonlySet<string>, eventsBefore: string): Promise<void> {
-    await this.db.query('DELETE FROM active_runs WHERE NOT (owner = ANY($1::text[]))', [[...alive]]);
+  async sweep(eventsBefore: string): Promise<void> {
+    // Liveness is read in the same statement: a member that started and claimed a session after
+    // an earlier look at pg_stat_activity must not lose its row.
+    await this.db.query(
+      `DELETE FROM active_runs a WHERE NOT EXISTS (
+         SELECT 1 FROM pg_stat_activity WHERE application_name = $1 || a.owner
+       )`,
+      [CLUSTER_APPLICATION_PREFIX],
+    );
     await this.db.query(
       `DELETE FROM run_events e WHERE created_at < $1
        AND NOT EXISTS (SELECT 1 FROM active_runs a WHERE a.run_id = e.run_id)`,
