@@ -4,6 +4,7 @@
  * unreachable server as a failed check with its reason, never a crash or a leaked password.
  */
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchema, needsPostgres } from '../../src/store/test-engines.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
@@ -85,6 +86,15 @@ describe('navi doctor and navi pair on each store', () => {
       const pair = await runNavi(['pair'], pgEnv, dir);
       expect(pair.stdout).toMatch(/#pair=/);
       expect(pair.code).toBe(0);
+      // The code is in PostgreSQL, not in the SQLite file DB_PATH names.
+      const client = new pg.Client({ connectionString: schema.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pairing_codes');
+        expect(Number(rows[0]?.n)).toBe(1);
+      } finally {
+        await client.end();
+      }
       const unpair = await runNavi(['pair', '--unpair-all'], pgEnv, dir);
       expect(unpair.stdout).toContain('Forgot 0 paired browsers');
       expect(unpair.code).toBe(0);
