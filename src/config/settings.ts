@@ -227,8 +227,12 @@ const variables = {
   RECALL_MAX_PER_SESSION: [int(1, 10_000), '20'],
   RECALL_MAX_CHAIN: [int(1, 1000), '5'],
   // On PostgreSQL, how often each process re-reads the recalls (other processes schedule and
-  // cancel them too); 0 never. SQLite has one process and ignores it.
-  RECALL_POLL_SECONDS: [num(0, 86_400), '15'],
+  // cancel them too); 0 never. SQLite has one process and ignores it. Each read is two queries,
+  // so a value near 0 other than 0 itself (0.001 would be thousands a second) is refused.
+  RECALL_POLL_SECONDS: [
+    num(0, 86_400).refine((v) => v === 0 || v >= 0.1, { message: 'is 0 (never) or at least 0.1' }),
+    '15',
+  ],
   // Background processes started by the `process` tool: how many run at once in all, and how
   // much of each one's output is kept.
   PROCESS_MAX_RUNNING: [int(1, 1000), '5'],
