@@ -372,6 +372,19 @@ describe.each(storeEngines())('sessions on $name', ({ name: engine, open }) => {
       expect(ids(await stores.sessions.getMessages('s'))).toEqual(['m1', 'm2']);
     });
 
+    it('a new session or message id holding NUL: stored on SQLite, refused by name on PostgreSQL', async () => {
+      const session = stores.sessions.create({ id: 'n\u0000', profile_id: 'p' });
+      const message = stores.sessions.append('s', [both(msg('m\u0000'))]);
+      if (engine === 'sqlite') {
+        await expect(session).resolves.toMatchObject({ id: 'n\u0000' });
+        await expect(message).resolves.toBeUndefined();
+      } else {
+        await expect(session).rejects.toThrow(/session id cannot contain the NUL character/);
+        await expect(message).rejects.toThrow(/message id cannot contain the NUL character/);
+        expect(await stores.sessions.getMessages('s')).toEqual([]);
+      }
+    });
+
     it('keeps a large message whole', async () => {
       const big = 'x'.repeat(4 * 1024 * 1024);
       await stores.sessions.append('s', [both(msg('big', { content: big, thinking: big }))]);

@@ -193,6 +193,15 @@ function explain(err: unknown, sessionId: string): unknown {
   return err;
 }
 
+/**
+ * A key PostgreSQL cannot store (see pg-values.ts) is refused with its name, rather than with the
+ * server's "invalid byte sequence"; SQLite stores it.
+ */
+function refuseNul(what: string, key: string): void {
+  if (!storableKey(key))
+    throw new Error(`A ${what} cannot contain the NUL character: ${JSON.stringify(key)}`);
+}
+
 function isSeqConflict(err: unknown): boolean {
   return pgErrorCode(err) === UNIQUE_VIOLATION && /_seq_unique\b/.test(String((err as Error).message));
 }
@@ -215,6 +224,8 @@ export class PgSessionStore implements SessionStore {
   constructor(readonly db: PgDatabase) {}
 
   async create(input: NewSession): Promise<SessionRecord> {
+    refuseNul('session id', input.id);
+    refuseNul('profile id', input.profile_id);
     const createdAt = input.created_at ?? new Date().toISOString();
     try {
       const [row] = await this.db.rows<SessionRow>(
@@ -325,6 +336,7 @@ export class PgSessionStore implements SessionStore {
       if (session) await this.update(sessionId, session);
       return;
     }
+    for (const { message } of entries) refuseNul('message id', message.id);
     const values = appendValues(sessionId, entries, session);
     for (let attempt = 1; ; attempt++) {
       try {
