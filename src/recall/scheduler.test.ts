@@ -120,6 +120,38 @@ describe.each(storeEngines('recall scheduler'))('RecallScheduler on $name', ({ n
     });
   });
 
+  it('moves a recall on whose run started although storing its claim failed, so it runs once', async () => {
+    const real = t.stores.recalls;
+    let failures = 1;
+    // The claim's start runs, but its commit is lost (the connection broke): nothing is stored.
+    const store: RecallStore = {
+      add: (r) => real.add(r),
+      get: (id) => real.get(id),
+      listForSession: (id, limit) => real.listForSession(id, limit),
+      countActive: (id) => real.countActive(id),
+      soonest: (limit) => real.soonest(limit),
+      update: (id, patch) => real.update(id, patch),
+      claim: async (id, dueAt, start) => {
+        if (failures === 0) return real.claim(id, dueAt, start);
+        failures -= 1;
+        await real.claim(id, dueAt, async (current) => ({ value: (await start(current)).value }));
+        throw new Error('Connection terminated unexpectedly');
+      },
+    };
+    const recalls = scheduler({ store, pollMs: 30_000 });
+    const runner = new StubRunner();
+    await recalls.start(runner);
+    await recalls.schedule({ sessionId: 's1', prompt: 'p', when: { type: 'once', delay: '1m' } });
+    await advance(5 * 60_000);
+    expect(runner.fired).toHaveLength(1);
+    expect(await only(recalls)).toMatchObject({
+      status: 'done',
+      run_count: 1,
+      last_run_at: '2026-11-25T12:01:00.000Z',
+      last_outcome: { status: 'completed' },
+    });
+  });
+
   it('records a failed run and keeps a recurring recall going', async () => {
     const recalls = scheduler();
     const runner = new StubRunner();

@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RecallSummary } from '../protocol/rest.js';
-import type { RecallClaimStart, RecallRecord, RecallStore } from '../store/types.js';
+import type { RecallClaim, RecallClaimStart, RecallRecord, RecallStore } from '../store/types.js';
 import { type RecallClock, systemClock } from './clock.js';
 import { describeSchedule, localTimeZone, nextAfter, parseWhen } from './schedule.js';
 import type {
@@ -348,11 +348,26 @@ export class RecallScheduler implements RecallService {
 
   private async attempt(seen: RecallRecord): Promise<void> {
     const runner = this.runner;
-    // Cancelled, skipped, run elsewhere or deleted with its session while it waited: nothing to run.
-    const claim =
-      runner && seen.next_run_at
-        ? await this.deps.store.claim(seen.id, seen.next_run_at, (current) => this.startRun(runner, current))
-        : ({ kind: 'gone' } as const);
+    let begun: RecallClaimStart<{ started: RecallStart; current: RecallRecord }> | undefined;
+    let claim: RecallClaim<{ started: RecallStart; current: RecallRecord }>;
+    try {
+      // Cancelled, skipped, run elsewhere or deleted with its session while it waited: nothing to run.
+      claim =
+        runner && seen.next_run_at
+          ? await this.deps.store.claim(seen.id, seen.next_run_at, async (current) => {
+              const result = await this.startRun(runner, current);
+              if (result.patch) begun = result;
+              return result;
+            })
+          : { kind: 'gone' };
+    } catch (err) {
+      if (!begun?.patch) throw err;
+      // The run started but storing the claim failed (a connection lost at its commit): the
+      // recall is still due, and would run again once this run ends. Move it on now instead.
+      this.deps.logger.warn({ err, recall_id: seen.id }, 'recall run started but its claim was not stored');
+      await this.deps.store.update(seen.id, begun.patch);
+      claim = { kind: 'claimed', value: begun.value };
+    }
     if (claim.kind !== 'claimed') {
       this.inFlight.delete(seen.id);
       if (claim.kind === 'taken' && seen.next_run_at) {
