@@ -143,6 +143,13 @@ export const errorTable = {
   DOWNLOAD_NOT_FOUND: { status: 404, message: 'There is no model download with that id' },
   DOWNLOAD_ACTIVE: { status: 409, message: 'That model is already being downloaded' },
   RUNTIME_INSTALLING: { status: 409, message: 'The llama.cpp runtime is already being installed' },
+  // 503: with several processes on one database, a stop or a confirmation answer goes to the
+  // process running the session's answer, which is alive (its connections are open) but silent.
+  RUN_PROCESS_NO_REPLY: {
+    status: 503,
+    message:
+      "The Navi process running this session's answer did not reply in time, so whether it stopped or took the answer is not known; try again in a moment (asking twice does no harm), and if it keeps happening, check that process's log or restart it",
+  },
   SHUTTING_DOWN: { status: 503, message: 'The server is shutting down' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

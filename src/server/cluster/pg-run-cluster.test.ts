@@ -4,6 +4,7 @@
  * one runs, the other's watchers see; a session is claimed by one at a time; stop and answers
  * cross over; a member that vanishes frees its sessions.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aborted, gate, type ScriptedAgent, scriptedAgent } from '../../../test/server/scripted-agent.js';
 import { silentLogger } from '../../config/logger.js';
@@ -55,13 +56,13 @@ let url = '';
 let drop: () => Promise<void> = async () => {};
 const members: Member[] = [];
 
-async function member(keepEventsMs?: number): Promise<Member> {
+async function member(keepEventsMs?: number, requestTimeoutMs = 3000): Promise<Member> {
   const db = await PgDatabase.open(url, { max: 4 });
   const cluster = await PgRunCluster.open({
     url,
     db,
     logger: silentLogger(),
-    requestTimeoutMs: 3000,
+    requestTimeoutMs,
     // Sweeps run when a test calls them.
     sweepIntervalMs: 3_600_000,
     ...(keepEventsMs === undefined ? {} : { keepEventsMs }),
@@ -201,6 +202,30 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     const run = await a.runs.start(s, input);
     expect(await b.runs.stop(s)).toBe(true);
     expect((await run.done).type).toBe('stream_stopped');
+  });
+
+  it('a stop or an answer that the live process running the run never replies to is refused with RUN_PROCESS_NO_REPLY (503)', async () => {
+    const asker = await member(undefined, 200);
+    const s = newSession();
+    // A member that is alive (a connection carries its name) but hears nothing: it never replies.
+    const owner = 'silent-member';
+    const silent = new pg.Client({ connectionString: url, application_name: `navi-cluster:${owner}` });
+    await silent.connect();
+    try {
+      await a.db.query(
+        'INSERT INTO active_runs (session_id, run_id, owner, started_at) VALUES ($1, $2, $3, $4)',
+        [s, 'run-of-the-silent', owner, new Date().toISOString()],
+      );
+      for (const request of [() => asker.runs.stop(s), () => asker.runs.answer(s, 'call-1', true)]) {
+        const refused = await request().catch((err: unknown) => err);
+        expect(refused).toBeInstanceOf(ApiError);
+        expect(refused).toMatchObject({ code: 'RUN_PROCESS_NO_REPLY', status: 503 });
+        expect((refused as ApiError).message).toMatch(/did not reply in time.*no reply within 0\.2 seconds/);
+      }
+    } finally {
+      await silent.end();
+      await a.db.query('DELETE FROM active_runs WHERE session_id = $1', [s]);
+    }
   });
 
   it('a confirmation asked by a run with its only watcher on the other member is answered from there', async () => {

@@ -361,8 +361,8 @@ export class PgRunCluster implements RunCluster {
     // A process that died cannot answer: nothing runs there any more.
     if (!(await this.tables.aliveMembers()).has(owner)) return false;
     throw new ApiError(
-      'INTERNAL',
-      `the Navi process running this session's answer did not reply within ${Math.round(timeoutMs / 1000)} seconds; try again, and check that process's log if it keeps happening`,
+      'RUN_PROCESS_NO_REPLY',
+      `asked to ${body.op === 'stop' ? 'stop the run' : 'take a confirmation answer'}, it gave no reply within ${timeoutMs / 1000} seconds`,
     );
   }
 
