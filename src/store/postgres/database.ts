@@ -55,6 +55,13 @@ export class PgDatabase {
     // An idle connection the server drops (restart, network) must not crash the process; the
     // pool replaces it on the next query.
     pool.on('error', () => undefined);
+    // The stores count on READ COMMITTED (each statement of a transaction sees what was committed
+    // before it: the last seq after the session lock, the migration level after the advisory
+    // lock), whatever default an administrator gave the server or the role. Queued ahead of the
+    // connection's first query, so it costs a round trip per connection, not per query.
+    pool.on('connect', (client) => {
+      client.query("SET default_transaction_isolation TO 'read committed'").catch(() => undefined);
+    });
     const db = new PgDatabase(pool, hidePassword(url));
     try {
       await db.query('SELECT 1');

@@ -6,9 +6,9 @@
  * saves can interleave), so whatever allocates or cuts seq (append, compression, rewind) first
  * locks the session row (`FOR NO KEY UPDATE`, which still lets other tables' foreign keys check
  * the row) and only then, in its next statement, reads the last seq: under READ COMMITTED that
- * statement sees everything the previous holder of the lock committed. Should two appends still
- * pick the same seq (a server whose default isolation is stricter), the unique (session_id, seq)
- * constraint refuses the second and the append is tried again.
+ * statement sees everything the previous holder of the lock committed (PgDatabase puts every
+ * connection on READ COMMITTED). Should two appends still pick the same seq, the unique
+ * (session_id, seq) constraint refuses the second and the append is tried again.
  *
  * Hot paths are one statement each: a streamed update (both buffers), a page (cursor and rows),
  * and an append's inserts into both buffers with its session patch (rows passed as arrays to
