@@ -100,18 +100,22 @@ export async function checkStorage(services: NaviServices): Promise<CheckResult[
     },
   ];
   const store = services.memory?.store;
-  const vectorSearch = (store as { vectorSearch?: () => Promise<'pgvector' | 'scan'> } | undefined)
-    ?.vectorSearch;
-  if (report.engine === 'postgres' && store && typeof vectorSearch === 'function') {
+  // Read-only: `vectorSearch()` would set pgvector up, and a check must not change the database.
+  const vectorSearchState = (
+    store as { vectorSearchState?: () => Promise<'pgvector' | 'offered' | 'absent' | 'scan'> } | undefined
+  )?.vectorSearchState;
+  if (report.engine === 'postgres' && store && typeof vectorSearchState === 'function') {
     try {
-      const way = await vectorSearch.call(store);
+      const state = await vectorSearchState.call(store);
       results.push({
         name: 'memory vectors',
         level: 'ok',
         detail:
-          way === 'pgvector'
+          state === 'pgvector'
             ? 'found with pgvector on the server'
-            : 'found by a scan in Navi (the server has no pgvector; installing it speeds up large memories)',
+            : state === 'offered'
+              ? 'found by a scan in Navi for now: the server offers pgvector, which navi serve sets up on its first vector search (creating the extension may need a superuser: CREATE EXTENSION vector;), then restart every navi serve together'
+              : 'found by a scan in Navi (the server has no pgvector; installing it speeds up large memories)',
       });
     } catch (err) {
       results.push({ name: 'memory vectors', level: 'fail', detail: (err as Error).message });

@@ -12,6 +12,13 @@
 import type { PgClient, PgDatabase } from '../store/postgres/index.js';
 import type { VectorHit } from './types.js';
 
+/**
+ * What the database holds for pgvector, read without changing anything: `pgvector` when the
+ * extension and `memory_fact_vectors` exist (a process set it up), `offered` when the server
+ * offers or has the extension but no process set it up here yet, `absent` when it offers none.
+ */
+export type PgVectorState = 'pgvector' | 'offered' | 'absent';
+
 const SETUP_LOCK_CLASS = 0x4e617656; // "NavV"
 const BACKFILL_BATCH = 500;
 
@@ -48,6 +55,17 @@ export class PgVectorExtension {
   available(): Promise<boolean> {
     this.ready ??= this.setUp().catch(() => false);
     return this.ready;
+  }
+
+  /** Reads the catalogs only: for `navi doctor`, which must not change the database it checks. */
+  async state(): Promise<PgVectorState> {
+    const [row] = await this.db.rows<{ installed: boolean; set_up: boolean; offered: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
+              to_regclass('memory_fact_vectors') IS NOT NULL AS set_up,
+              EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS offered`,
+    );
+    if (row?.installed && row.set_up) return 'pgvector';
+    return row?.installed || row?.offered ? 'offered' : 'absent';
   }
 
   async store(client: PgClient, id: number, model: string, vector: Float32Array): Promise<void> {

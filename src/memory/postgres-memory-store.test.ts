@@ -108,6 +108,9 @@ describe.skipIf(!needsPostgres('PgMemoryStore tests') || !postgres)(
         (await a.db.rows("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).length > 0;
       if (!offered) expect(await a.vectorSearch()).toBe('scan');
       expect(await new PgMemoryStore(a.db, { vectorSearch: 'scan' }).vectorSearch()).toBe('scan');
+      // The read-only answer for navi doctor: pgvector is never set up in this schema by asking.
+      expect(await a.vectorSearchState()).toBe(offered ? 'offered' : 'absent');
+      expect(await new PgMemoryStore(a.db, { vectorSearch: 'scan' }).vectorSearchState()).toBe('scan');
     });
 
     it('lets one process at a time mine a session, and frees it when mining fails', async () => {

@@ -12,7 +12,7 @@ import type { PgClient, PgDatabase } from '../store/postgres/index.js';
 import { tsqueryText } from '../store/postgres/pg-text-search.js';
 import { memoryQueryTerms } from './fts-query.js';
 import { MAX_CATEGORY_LENGTH, MAX_KEY_LENGTH, normaliseName, normaliseValue } from './normalise.js';
-import { PgVectorExtension } from './pg-vector-extension.js';
+import { PgVectorExtension, type PgVectorState } from './pg-vector-extension.js';
 import { PgVectorIndex, type Touch } from './pg-vector-index.js';
 import {
   type FactInput,
@@ -67,9 +67,18 @@ export class PgMemoryStore implements MemoryStore {
     this.extension = options.vectorSearch === 'scan' ? undefined : new PgVectorExtension(db);
   }
 
-  /** Which way `nearest` finds vectors on this server (for `navi doctor`). */
+  /** Which way `nearest` finds vectors in this process; sets pgvector up when first asked. */
   async vectorSearch(): Promise<'pgvector' | 'scan'> {
     return (await this.extension?.available()) ? 'pgvector' : 'scan';
+  }
+
+  /**
+   * How vectors are found, from the catalogs alone (for `navi doctor`, which must leave the
+   * database as it was): `vectorSearch()` would create the extension, a table and a trigger.
+   * `scan` when this store never uses pgvector.
+   */
+  async vectorSearchState(): Promise<PgVectorState | 'scan'> {
+    return this.extension ? this.extension.state() : 'scan';
   }
 
   async upsert(input: FactInput): Promise<UpsertResult> {

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDatabase } from '../../src/store/postgres/index.js';
 import { createTestSchema, needsPostgres } from '../../src/store/test-engines.js';
 import { type FakeLlm, startFakeLlm } from '../fake-llm/index.js';
 import { tempDir } from '../support/navi.js';
@@ -98,6 +99,46 @@ describe('navi doctor and navi pair on each store', () => {
       const unpair = await runNavi(['pair', '--unpair-all'], pgEnv, dir);
       expect(unpair.stdout).toContain('Forgot 0 paired browsers');
       expect(unpair.code).toBe(0);
+    },
+  );
+
+  it.runIf(needsPostgres('navi doctor on PostgreSQL'))(
+    'on PostgreSQL: checking the vector search leaves the schema and the extensions as they were',
+    async () => {
+      const schema = await createTestSchema();
+      drops.push(schema.drop);
+      const name = new URL(schema.url).searchParams.get('options')?.replace('-c search_path=', '') ?? '';
+      // This server has no pgvector. A view of the schema, found before pg_catalog's through the
+      // search path, makes it look offered: the case in which setting pgvector up would start.
+      const url = new URL(schema.url);
+      url.searchParams.set('options', `-c search_path=${name},pg_catalog`);
+      const db = await PgDatabase.open(url.toString(), { max: 1 }); // migrated, as doctor would
+      const snapshot = async () =>
+        (
+          await db.rows<{ what: string }>(
+            `SELECT c.relkind::text || ' ' || c.relname AS what FROM pg_class c
+               WHERE c.relnamespace = current_schema()::regnamespace
+             UNION ALL SELECT 'function ' || proname FROM pg_proc WHERE pronamespace = current_schema()::regnamespace
+             UNION ALL SELECT 'trigger ' || tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+               WHERE c.relnamespace = current_schema()::regnamespace
+             UNION ALL SELECT 'extension ' || extname FROM pg_extension
+             ORDER BY 1`,
+          )
+        ).map((r) => r.what);
+      try {
+        await db.query(
+          "CREATE VIEW pg_available_extensions AS SELECT 'vector'::name AS name, '0.8.0'::text AS default_version",
+        );
+        const before = await snapshot();
+        expect(before).toContain('r memory_facts');
+        const run = await runNavi(['doctor'], { ...env, DATABASE_URL: url.toString() }, dir);
+        expect(run.stdout).toMatch(
+          /\[ok\] +memory vectors: found by a scan in Navi for now: the server offers pgvector, which navi serve sets up on its first vector search/,
+        );
+        expect(await snapshot()).toEqual(before);
+      } finally {
+        await db.close();
+      }
     },
   );
 });
