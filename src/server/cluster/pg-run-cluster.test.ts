@@ -290,6 +290,40 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     expect(there.events.map((e) => e.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
   });
 
+  it('after its listening connection comes back, a member forgets the watchers it heard of before and keeps only those said again', async () => {
+    const s = newSession();
+    const [row] = await a.db.rows<{ channel: string }>(
+      `SELECT 'navi_runs_' || substr(md5(current_schema()), 1, 16) AS channel`,
+    );
+    // A live member (a connection carries its name) that said a socket watches s, and whose
+    // "no longer" the listener would miss; it answers no hello.
+    const ghost = new pg.Client({ connectionString: url, application_name: 'navi-cluster:ghost' });
+    await ghost.connect();
+    try {
+      await ghost.query('SELECT pg_notify($1, $2)', [
+        row?.channel,
+        JSON.stringify({ k: 'presence', p: 'ghost', w: [[s, 1]] }),
+      ]);
+      await waitUntil(() => a.cluster.watchedElsewhere(s));
+      const there = new Sink();
+      const unwatch = b.runs.watch(s, there);
+      await b.runs.announced();
+      const { listener } = a.cluster.connectionsForTest();
+      const [pid] = await listener.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await b.db.query('SELECT pg_terminate_backend($1)', [pid?.pid]);
+      await waitUntil(() => !listener.connected);
+      await listener.ready();
+      await waitUntil(() => listener.connected);
+      // b answers the hello with its socket; the ghost's count is gone.
+      await waitUntil(() => a.cluster.watchedElsewhere(s));
+      unwatch();
+      await b.runs.announced();
+      await waitUntil(() => !a.cluster.watchedElsewhere(s));
+    } finally {
+      await ghost.end();
+    }
+  });
+
   it('after-run events and events outside any run reach the watchers on the other member', async () => {
     const s = newSession();
     const there = new Sink();

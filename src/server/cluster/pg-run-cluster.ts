@@ -379,6 +379,9 @@ export class PgRunCluster implements RunCluster {
 
   private joined(reconnected: boolean): void {
     if (this.closed) return;
+    // A count that fell to zero meanwhile was missed, and the answers to the hello repeat only
+    // the sessions still watched: what the others said before is forgotten, not kept for good.
+    if (reconnected) for (const member of this.presence.members()) this.presence.forget(member);
     this.send(JSON.stringify({ k: 'hello', p: this.memberId }));
     if (!reconnected) return;
     this.presence.announceAll();
