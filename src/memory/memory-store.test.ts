@@ -253,6 +253,24 @@ describe.each(memoryEngines())('memory store on $name', (engine) => {
     expect((await store.getSummary()).stale).toBe(true);
   });
 
+  it('keeps a summary written from newer facts when one from older facts is saved after it', async () => {
+    await store.upsert({ category: 'pet', key: 'dog', value: 'Rex' });
+    const older = await store.factsRevision();
+    await store.upsert({ category: 'pet', key: 'cat', value: 'Tom' });
+    const newer = await store.factsRevision();
+    expect(newer).toBeGreaterThan(older);
+    // Two passes read the facts at different times; the one that read them first finishes last.
+    await store.setSummary('Has a dog, Rex, and a cat, Tom.', { basedOnRevision: newer });
+    await store.setSummary('Has a dog, Rex.', { basedOnRevision: older });
+    expect(await store.getSummary()).toMatchObject({ text: 'Has a dog, Rex, and a cat, Tom.', stale: false });
+    // A summary of the same facts, or of the current ones, still replaces it.
+    await store.setSummary('Owns Rex and Tom.', { basedOnRevision: newer });
+    expect((await store.getSummary()).text).toBe('Owns Rex and Tom.');
+    await store.upsert({ category: 'pet', key: 'fish', value: 'Nemo' });
+    await store.setSummary('Owns Rex, Tom and Nemo.');
+    expect(await store.getSummary()).toMatchObject({ text: 'Owns Rex, Tom and Nemo.', stale: false });
+  });
+
   it('keeps extraction state per session and drops it with the session', async () => {
     await t.stores.sessions.create({ id: 's1', profile_id: 'secretary' });
     const state = {

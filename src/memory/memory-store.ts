@@ -313,9 +313,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async setSummary(text: string, options: { basedOnRevision?: number } = {}): Promise<void> {
     const revision = options.basedOnRevision ?? this.summaryRow().facts_revision;
+    // A summary written from later facts (another pass that finished first) is kept.
     this.db
-      .prepare('UPDATE memory_summary SET text = ?, updated_at = ?, summary_revision = ? WHERE id = 1')
-      .run(text, this.now().toISOString(), revision);
+      .prepare(
+        'UPDATE memory_summary SET text = ?, updated_at = ?, summary_revision = ? WHERE id = 1 AND summary_revision <= ?',
+      )
+      .run(text, this.now().toISOString(), revision, revision);
   }
 
   async factsRevision(): Promise<number> {

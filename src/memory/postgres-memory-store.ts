@@ -298,9 +298,12 @@ export class PgMemoryStore implements MemoryStore {
   }
 
   async setSummary(text: string, options: { basedOnRevision?: number } = {}): Promise<void> {
+    // Two processes may summarise at once: the one that read the facts earlier must not replace
+    // a summary written from later facts, whichever finishes last.
     await this.db.query(
       `UPDATE memory_summary SET text = $1, updated_at = $2,
-         summary_revision = coalesce($3::bigint, facts_revision) WHERE id = 1`,
+         summary_revision = coalesce($3::bigint, facts_revision)
+       WHERE id = 1 AND summary_revision <= coalesce($3::bigint, facts_revision)`,
       [text, this.now().toISOString(), options.basedOnRevision ?? null],
     );
   }

@@ -132,7 +132,10 @@ export interface MemoryStore {
   nearest(vector: Float32Array, model: string, limit: number): Promise<VectorHit[]>;
 
   getSummary(): Promise<MemorySummary>;
-  /** Stores the summary as written from the facts' current revision. */
+  /**
+   * Stores the summary as written from `basedOnRevision` (default: the facts' current revision),
+   * unless the stored one was written from a later revision: then it is kept.
+   */
   setSummary(text: string, options?: { basedOnRevision?: number }): Promise<void>;
   /** Grows with every change to the facts. */
   factsRevision(): Promise<number>;
