@@ -152,6 +152,25 @@ describe.each(storeEngines('recall scheduler'))('RecallScheduler on $name', ({ n
     });
   });
 
+  it('tries a recall whose firing failed again a minute later, without polling', async () => {
+    const recalls = scheduler();
+    const runner = new StubRunner();
+    let failures = 1;
+    const works = runner.answer;
+    runner.answer = () => {
+    if (failures-- > 0) throw new Error('the run registry failed');
+      return works();
+    };
+    await recalls.start(runner);
+    await recalls.schedule({ sessionId: 's1', prompt: 'p', when: { type: 'once', delay: '1m' } });
+    await advance(60_000);
+    expect(runner.fired).toHaveLength(1);
+    expect(await only(recalls)).toMatchObject({ status: 'active', run_count: 0 });
+    await advance(60_000);
+    expect(runner.fired).toHaveLength(2);
+    expect(await only(recalls)).toMatchObject({ status: 'done', run_count: 1 });
+  });
+
   it('records a failed run and keeps a recurring recall going', async () => {
     const recalls = scheduler();
     const runner = new StubRunner();

@@ -53,6 +53,8 @@ const HELD_RETRY_MS = 30_000;
 
 const MAX_PROMPT_CHARS = 20_000;
 const BATCH = 50;
+/** How long a recall whose firing failed (the store or the runner threw) waits to be tried again. */
+const RETRY_AFTER_FAILURE_MS = 60_000;
 
 export class RecallScheduler implements RecallService {
   private readonly clock: RecallClock;
@@ -63,10 +65,11 @@ export class RecallScheduler implements RecallService {
   /** Recalls between "due" and "their run started" (maybe waiting for a busy session). */
   private readonly inFlight = new Set<string>();
   /**
-   * Occurrences another process held when this one tried them, with when to look again. It
-   * moves them on itself once their run starts; looking again covers a holder that died first.
+   * Occurrences left alone until a time: another process held them when this one tried (it moves
+   * them on itself once their run starts; looking again covers a holder that died first), or
+   * firing them failed here (the store or the runner threw).
    */
-  private readonly heldElsewhere = new Map<string, { dueAt: string; until: number }>();
+  private readonly waiting = new Map<string, { dueAt: string; until: number }>();
   private ticking = false;
   private tickAgain = false;
   /** Passes over the store and recalls being fired or followed, for `settled`. */
@@ -124,7 +127,7 @@ export class RecallScheduler implements RecallService {
   /** Stops firing; recalls still due fire at the next start. */
   stop(): void {
     this.runner = undefined;
-    this.heldElsewhere.clear();
+    this.waiting.clear();
     this.cancelTimer?.();
     this.cancelTimer = undefined;
   }
@@ -286,13 +289,13 @@ export class RecallScheduler implements RecallService {
     const fired = new Set<string>();
     for (;;) {
       if (!this.runner) return;
-      const limit = this.inFlight.size + this.heldElsewhere.size + fired.size + BATCH;
+      const limit = this.inFlight.size + this.waiting.size + fired.size + BATCH;
       const soonest = await this.deps.store.soonest(limit);
       const due = soonest.filter(
         (r) =>
           !this.inFlight.has(r.id) &&
           !fired.has(r.id) &&
-          !this.isHeldElsewhere(r, now) &&
+          !this.isWaiting(r, now) &&
           Date.parse(r.next_run_at ?? '') <= now,
       );
       for (const recall of due) {
@@ -309,13 +312,13 @@ export class RecallScheduler implements RecallService {
     this.cancelTimer = undefined;
     if (!this.runner) return;
     const now = this.clock.now().getTime();
-    const candidates = await this.deps.store.soonest(this.inFlight.size + this.heldElsewhere.size + 1);
-    // An occurrence held elsewhere is looked at again when its wait ends, not when it was due.
+    const candidates = await this.deps.store.soonest(this.inFlight.size + this.waiting.size + 1);
+    // An occurrence left waiting is looked at again when its wait ends, not when it was due.
     let at = Number.POSITIVE_INFINITY;
-    for (const [id, held] of this.heldElsewhere) if (held.until <= now) this.heldElsewhere.delete(id);
+    for (const [id, held] of this.waiting) if (held.until <= now) this.waiting.delete(id);
     for (const recall of candidates) {
       if (this.inFlight.has(recall.id) || !recall.next_run_at) continue;
-      const held = this.heldElsewhere.get(recall.id);
+      const held = this.waiting.get(recall.id);
       const wait = held?.dueAt === recall.next_run_at ? held.until : 0;
       at = Math.min(at, Math.max(Date.parse(recall.next_run_at), wait));
     }
@@ -324,9 +327,9 @@ export class RecallScheduler implements RecallService {
     this.setTimer(at - now);
   }
 
-  /** Whether another process held this occurrence of `recall` and its wait has not ended by `now`. */
-  private isHeldElsewhere(recall: RecallRecord, now: number): boolean {
-    const held = this.heldElsewhere.get(recall.id);
+  /** Whether this occurrence of `recall` is left alone (see `waiting`) until after `now`. */
+  private isWaiting(recall: RecallRecord, now: number): boolean {
+    const held = this.waiting.get(recall.id);
     return held !== undefined && held.dueAt === recall.next_run_at && held.until > now;
   }
 
@@ -341,7 +344,18 @@ export class RecallScheduler implements RecallService {
     this.attempt(recall)
       .catch((err: unknown) => {
         this.inFlight.delete(recall.id);
-        this.deps.logger.error({ err, recall_id: recall.id }, 'recall could not be fired');
+        this.deps.logger.error(
+          { err, recall_id: recall.id },
+          'recall could not be fired; trying again in a minute',
+        );
+        // Not at once (the same failure would repeat in a loop), nor only at the next change.
+        if (recall.next_run_at) {
+          this.waiting.set(recall.id, {
+            dueAt: recall.next_run_at,
+            until: this.clock.now().getTime() + RETRY_AFTER_FAILURE_MS,
+          });
+        }
+        this.kick();
       })
       .finally(() => this.finishWork());
   }
@@ -372,7 +386,7 @@ export class RecallScheduler implements RecallService {
       this.inFlight.delete(seen.id);
       if (claim.kind === 'taken' && seen.next_run_at) {
         const until = this.clock.now().getTime() + (this.deps.pollMs ?? HELD_RETRY_MS);
-        this.heldElsewhere.set(seen.id, { dueAt: seen.next_run_at, until });
+        this.waiting.set(seen.id, { dueAt: seen.next_run_at, until });
       }
       this.deps.logger.debug({ recall_id: seen.id, claim: claim.kind }, 'recall not fired here');
       this.kick();
