@@ -144,6 +144,19 @@ describe.each(memoryEngines())('memory store on $name', (engine) => {
     expect((await store.search('привет', 5)).map((h) => h.fact.id)).toEqual([wide.id]);
   });
 
+  it('finds facts by words English counts as stop words, alike on both engines', async () => {
+    const trip = (await store.upsert({ category: 'travel', key: 'trip', value: 'Took the kayak to Norway' }))
+      .fact;
+    const editor = (await store.upsert({ category: 'work', key: 'which editor', value: 'Vim' })).fact;
+    await store.upsert({ category: 'misc', key: 'boat', value: 'Owns a red kayak' });
+    const ids = async (q: string) => (await store.search(q, 5)).map((h) => h.fact.id).sort((a, b) => a - b);
+    expect(await ids('the which')).toEqual([trip.id, editor.id].sort((a, b) => a - b));
+    expect(await ids('THE')).toEqual([trip.id]);
+    expect(await ids('which')).toEqual([editor.id]);
+    // A stop word beside another word: the other word decides, as before.
+    expect((await store.search('the norway', 5))[0]?.fact.id).toBe(trip.id);
+  });
+
   it('ranks the facts holding every word first, then fills up with those holding some', async () => {
     // A rare word in the key scores high under bm25 on its own; the facts with every word still lead.
     await store.upsert({ category: 'misc', key: 'kayak', value: 'Owns a red kayak' });

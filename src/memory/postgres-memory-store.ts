@@ -43,6 +43,16 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
 /** ts_rank weights {D, C, B, A}: a key word (A) counts twice a category or value word (B). */
 const RANK_WEIGHTS = '{0.1, 0.2, 0.5, 1.0}';
+/**
+ * The facts' text as a tsvector per configuration: the stored, GIN-indexed `fts` column
+ * (migration 002), and the same weights under 'simple' for queries of stop words only.
+ */
+const FACT_VECTOR = {
+  english: 'fts',
+  simple: `(setweight(to_tsvector('simple', navi_fts_fold(category)), 'B') ||
+    setweight(to_tsvector('simple', navi_fts_fold(key)), 'A') ||
+    setweight(to_tsvector('simple', navi_fts_fold(value)), 'B'))`,
+} as const;
 /** Key of the advisory locks that let one process at a time mine a session. */
 const EXTRACTION_LOCK_CLASS = 0x4e61764d; // "NavM"
 
@@ -215,20 +225,29 @@ export class PgMemoryStore implements MemoryStore {
   /**
    * Full-text hits: the facts holding every word first, best `ts_rank` first, then (when fewer
    * than `limit`) those holding some. `bm25` is the negated rank, so lower is better as on SQLite.
+   * A query made only of English stop words ("the which") is empty under 'english', whose index
+   * holds no stop word; SQLite has no stop words and finds them, so such a query is matched under
+   * 'simple' against the facts' text, by a scan (no index holds those words).
    */
   async search(query: string, limit: number): Promise<FtsHit[]> {
     const terms = memoryQueryTerms(query);
     if (terms === null || !(limit > 0)) return [];
     const wanted = Math.floor(limit);
+    let config: 'english' | 'simple' = 'english';
     const ranked = (q: string, n: number, skip: number[]) =>
       this.db.rows<MemoryFact & { rank: number }>(
-        `SELECT ${FACT_COLUMNS}, ts_rank('${RANK_WEIGHTS}', fts, q) AS rank
-         FROM memory_facts, to_tsquery('english', navi_fts_unaccent($1)) AS q
-         WHERE fts @@ q AND NOT (id = ANY($3::bigint[]))
+        `SELECT ${FACT_COLUMNS}, ts_rank('${RANK_WEIGHTS}', ${FACT_VECTOR[config]}, q) AS rank
+         FROM memory_facts, to_tsquery('${config}', navi_fts_unaccent($1)) AS q
+         WHERE ${FACT_VECTOR[config]} @@ q AND NOT (id = ANY($3::bigint[]))
          ORDER BY rank DESC, id LIMIT $2`,
         [q, n, skip],
       );
-    const hits = await ranked(tsqueryText(terms, 'all'), wanted, []);
+    const all = tsqueryText(terms, 'all');
+    let hits = await ranked(all, wanted, []);
+    if (hits.length === 0 && (await onlyStopWords(this.db, all))) {
+      config = 'simple';
+      hits = await ranked(all, wanted, []);
+    }
     if (hits.length < wanted && terms.length > 1) {
       const seen = hits.map((h) => h.id);
       hits.push(...(await ranked(tsqueryText(terms, 'any'), wanted - hits.length, seen)));
@@ -434,6 +453,15 @@ async function upsertOne(
   const existing = await byKey(client, category, key);
   if (!existing) throw new Error(`The fact ${category}/${key} vanished while it was saved; try again.`);
   return { fact: existing, created: false, changed: false };
+}
+
+/** Whether every word of `tsquery` is an English stop word, so 'english' finds nothing. */
+async function onlyStopWords(db: PgDatabase, tsquery: string): Promise<boolean> {
+  const [row] = await db.rows<{ empty: boolean }>(
+    "SELECT numnode(to_tsquery('english', navi_fts_unaccent($1))) = 0 AS empty",
+    [tsquery],
+  );
+  return row?.empty === true;
 }
 
 async function bumpFactsRevision(client: PgClient): Promise<void> {
