@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openStores } from '../open-stores.js';
 import { createTestSchema, needsPostgres } from '../test-engines.js';
 import { PgDatabase } from './database.js';
 import { pgSchemaVersion } from './migrate.js';
@@ -35,6 +37,31 @@ describe.skipIf(!needsPostgres('PostgreSQL migrations'))('PostgreSQL migrations'
       'SELECT count(*)::int AS n FROM schema_migrations',
     );
     expect(n).toBe(migrations.length);
+  });
+
+  it('starts with data rights alone once the schema is current (no CREATE on the schema)', async () => {
+    const schema = await createTestSchema();
+    cleanups.push(schema.drop);
+    const admin = await PgDatabase.open(schema.url);
+    const [{ s } = { s: '' }] = await admin.rows<{ s: string }>('SELECT current_schema() AS s');
+    await admin.close();
+    // The test role may not create roles, so the owner takes CREATE on the schema from itself:
+    // the same refusal a data-only role meets ("permission denied for schema").
+    const owner = new pg.Client({ connectionString: schema.url });
+    await owner.connect();
+    try {
+      await owner.query(`REVOKE CREATE ON SCHEMA ${s} FROM CURRENT_USER`);
+      await expect(
+        owner.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER)'),
+      ).rejects.toThrow(/permission denied for schema/);
+    } finally {
+      await owner.end();
+    }
+    const stores = await openStores({ DB_PATH: '', DATABASE_URL: schema.url });
+    cleanups.push(() => stores.close());
+    await stores.sessions.create({ id: 's1', profile_id: 'default', title: 'data rights only' });
+    await stores.kv.set('s1', 'k', { ok: true });
+    expect(await stores.kv.get('s1', 'k')).toEqual({ ok: true });
   });
 
   it('refuses a database newer than this Navi, naming what to do', async () => {

@@ -49,20 +49,33 @@ export async function pgSchemaVersion(db: Pick<PgDatabase, 'rows'>): Promise<num
   return row?.v ?? 0;
 }
 
-/** Brings the database up to the last migration of `list`. Idempotent. */
+/**
+ * Brings the database up to the last migration of `list`. Idempotent. A schema that is already
+ * current is only read (no lock, no DDL), so a role with data rights alone (USAGE on the schema,
+ * SELECT/INSERT/UPDATE/DELETE on its tables) can start Navi once an administrator migrated it.
+ */
 export async function migrate(db: PgDatabase, list: readonly PgMigration[]): Promise<PgMigrationResult> {
   checkOrder(list);
   const known = list.at(-1)?.version ?? 0;
+  const current = await pgSchemaVersion(db);
+  if (current > known) throw new SchemaTooNewError(current, known);
+  if (current === known) return { from: current, to: current, applied: [] };
   return db.transaction(async (client) => {
     // Waits for a process migrating right now; released at COMMIT or ROLLBACK.
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [
       MIGRATION_LOCK_CLASS,
     ]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY,
-      name TEXT NOT NULL,
-      applied_at TEXT NOT NULL
-    )`);
+    // CREATE TABLE IF NOT EXISTS would still ask for CREATE on the schema when the table exists.
+    const { rows: exists } = await client.query<{ t: string | null }>(
+      `SELECT to_regclass('schema_migrations')::text AS t`,
+    );
+    if (!exists[0]?.t) {
+      await client.query(`CREATE TABLE schema_migrations (
+        version INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      )`);
+    }
     const { rows } = await client.query<{ v: number | null }>(
       'SELECT max(version) AS v FROM schema_migrations',
     );
