@@ -410,6 +410,43 @@ describe.runIf(needsPostgres('navi db copy'))('navi db copy through PostgreSQL',
     }
   });
 
+  it('refuses a key with a NUL, naming the table and row, instead of making it another key', async () => {
+    const src = join(dir, 'nul-key.db');
+    const stores = createSqliteStores(src);
+    try {
+      await stores.sessions.create({ id: 's-keys', profile_id: 'plain', title: 'keys' });
+      // Two keys that differ only by NUL against U+FFFD: rewriting the first would merge them.
+      await stores.kv.set('s-keys', 'k\u0000x', 'nul');
+      await stores.kv.set('s-keys', 'k\uFFFDx', 'replacement');
+    } finally {
+      stores.close();
+    }
+    const url = await schema();
+    const refused = await copy(src, url, dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'the session_kv row (session_id "s-keys", key "k\\u0000x") has a NUL character in key',
+    );
+    expect(refused.stderr).toMatch(/Rename or delete that row in the source/);
+    const db = await PgDatabase.open(url, { max: 1 });
+    try {
+      expect(await db.rows('SELECT key FROM session_kv')).toEqual([]);
+    } finally {
+      await db.close();
+    }
+
+    const fix = new BetterSqlite3(src);
+    fix.prepare("DELETE FROM session_kv WHERE key = 'k' || char(0) || 'x'").run();
+    fix.close();
+    const done = await copy(src, url, dir);
+    expect(done.code).toBe(0);
+    expect(newRows(done.stdout, 'session_kv')).toBe(1);
+    // A second run finds only the source's own rows in the target.
+    const again = await copy(src, url, dir);
+    expect(again.code).toBe(0);
+    expect(newRows(again.stdout, 'session_kv')).toBe(0);
+  });
+
   it('a copy killed half-way is finished by running it again', async () => {
     const src = join(dir, 'half.db');
     await populate(src);

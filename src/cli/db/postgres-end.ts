@@ -3,7 +3,7 @@ import pg from 'pg';
 import { binaryCode } from '../../memory/vector-codes.js';
 import { hidePassword, PgDatabase, pgTypes } from '../../store/postgres/database.js';
 import { pgSchemaVersion } from '../../store/postgres/migrate.js';
-import { pgJson, pgNullableText } from '../../store/postgres/pg-values.js';
+import { pgJson, pgNullableText, storableKey } from '../../store/postgres/pg-values.js';
 import { CliRefusal } from '../cli-io.js';
 import { type CellValue, type CopyEnd, fromPostgres, quote, type Row } from './endpoint.js';
 import { COPIED_TABLES, type ColumnKind, type TableSpec } from './tables.js';
@@ -103,6 +103,33 @@ const keyList = (t: TableSpec) => t.key.map(quote).join(', ');
 const kindOf = (t: TableSpec, name: string): ColumnKind =>
   t.columns.find((c) => c.name === name)?.kind ?? 'text';
 
+/**
+ * A key or id with a NUL cannot be written as it is, and rewriting it (as other text is) would
+ * make it another key: a second run would take the row for the target's own, and two keys that
+ * differ only there would become one. Such a row is refused, named, before anything of its batch.
+ */
+function refuseNulIds(t: TableSpec, rows: readonly Row[], label: string): void {
+  const checked = [...t.key, ...(t.ids ?? [])]
+    .map((name) => ({ name, at: t.columns.findIndex((c) => c.name === name) }))
+    .filter((c) => c.at >= 0);
+  for (const row of rows) {
+    const bad = checked.find((c) => {
+      const v = row[c.at];
+      return typeof v === 'string' && !storableKey(v);
+    });
+    if (!bad) continue;
+    // Merging renumbers identity ids, so a fact is named by its other ids then.
+    const keyed = checked.filter((c) => t.key.includes(c.name));
+    const key = (keyed.length > 0 ? keyed : checked)
+      .map((c) => `${c.name} ${JSON.stringify(row[c.at])}`)
+      .join(', ');
+    throw new CliRefusal(
+      `the ${t.name} row (${key}) has a NUL character in ${bad.name}, which ${label} cannot store, and changing it would make it another ${bad.name}. ` +
+        'Rename or delete that row in the source (for example with the sqlite3 shell, Navi stopped)',
+    );
+  }
+}
+
 class PostgresEnd implements CopyEnd {
   readonly engine = 'postgres';
 
@@ -191,6 +218,7 @@ class PostgresEnd implements CopyEnd {
     const conflict = t.singletonDefault
       ? `ON CONFLICT (${keyList(t)}) DO UPDATE SET ${names.map((n) => `${n} = EXCLUDED.${n}`).join(', ')} WHERE ${t.singletonDefault}`
       : 'ON CONFLICT DO NOTHING';
+    refuseNulIds(t, rows, this.label);
     // A NUL in text or JSON becomes U+FFFD, as the stores write it: PostgreSQL cannot hold one.
     const values = rows.flatMap((row) =>
       row.map((value, i) => {

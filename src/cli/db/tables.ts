@@ -25,6 +25,11 @@ export interface TableSpec {
    * target numbers copied rows itself, so the table needs another unique key to skip rows it holds.
    */
   identity?: string;
+  /**
+   * Text columns besides the key that hold ids or names rows are found by (a message's id, the
+   * session a recall belongs to): like the key, they are copied exactly or not at all.
+   */
+  ids?: readonly string[];
 }
 
 const col = (name: string, kind: ColumnKind = 'text') => ({ name, kind });
@@ -53,9 +58,10 @@ export const COPIED_TABLES: readonly TableSpec[] = [
       col('model_override', 'json'),
     ],
     key: ['id'],
+    ids: ['profile_id'],
   },
-  { name: 'messages', columns: messageColumns, key: ['session_id', 'seq'] },
-  { name: 'context_messages', columns: messageColumns, key: ['session_id', 'seq'] },
+  { name: 'messages', columns: messageColumns, key: ['session_id', 'seq'], ids: ['id'] },
+  { name: 'context_messages', columns: messageColumns, key: ['session_id', 'seq'], ids: ['id'] },
   {
     name: 'session_kv',
     columns: [col('session_id'), col('key'), col('value', 'json'), col('updated_at')],
@@ -90,6 +96,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
     ],
     key: ['id'],
     identity: 'id',
+    ids: ['secret_hash'],
   },
   {
     name: 'memory_facts',
@@ -106,6 +113,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
     ],
     key: ['id'],
     identity: 'id',
+    ids: ['category', 'key', 'source_session_id'],
   },
   {
     name: 'memory_summary',
@@ -147,6 +155,7 @@ export const COPIED_TABLES: readonly TableSpec[] = [
       col('created_at'),
     ],
     key: ['id'],
+    ids: ['session_id'],
   },
 ];
 
@@ -166,6 +175,7 @@ export const NOT_COPIED: Readonly<Record<string, string>> = {
   memory_fact_vectors: "derived: pgvector's copy of the memory vectors",
   active_runs: 'transient: the runs in progress, which end with their processes',
   run_events: 'transient: the events of runs in progress',
+  cluster_secret: "each database's processes make their own key for their notices",
   sqlite_sequence: "SQLite's own bookkeeping",
   sqlite_stat1: "SQLite's own statistics",
   sqlite_stat4: "SQLite's own statistics",
