@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -319,6 +319,72 @@ describe('navi db copy refuses what it cannot do, and says why', () => {
   });
 });
 
+/**
+ * Runs `navi db copy` into `url` (migrated first) while another connection holds `heldTable`:
+ * once the copy's insert waits for that table (every table before it copied), the copy is killed
+ * with SIGKILL and its waiting statement ended before the table is let go, so none of it lands.
+ */
+async function killedCopy(src: string, url: string, heldTable: string): Promise<void> {
+  await (await PgDatabase.open(url, { max: 1 })).close();
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  let child: ChildProcess | undefined;
+  try {
+    await holder.query('BEGIN');
+    await holder.query(`LOCK TABLE ${heldTable} IN EXCLUSIVE MODE`);
+    child = spawn(
+      process.execPath,
+      [join(repoRoot, 'bin/navi.js'), 'db', 'copy', '--from', src, '--to', url, '--batch-size', '50'],
+      {
+        cwd: dirname(src),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          NAVI_DATA_DIR: dirname(src),
+          LOG_LEVEL: 'ERROR',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const running = child;
+    let seen = '';
+    let ended: number | null | undefined;
+    running.stderr?.on('data', (d: Buffer) => {
+      seen += d.toString();
+    });
+    const exited = new Promise((resolve) =>
+      running.once('exit', (code) => {
+        ended = code;
+        resolve(code);
+      }),
+    );
+    const watcher = new pg.Client({ connectionString: url });
+    await watcher.connect();
+    let waiting: number | undefined;
+    try {
+      while (waiting === undefined) {
+        if (ended !== undefined) throw new Error(`the copy ended (${ended}) before it was killed: ${seen}`);
+        const { rows } = await watcher.query<{ pid: number }>(
+          'SELECT pid FROM pg_locks WHERE relation = $1::regclass AND NOT granted',
+          [heldTable],
+        );
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((r) => setTimeout(r, 20));
+      }
+      running.kill('SIGKILL');
+      await exited;
+      // The server has not noticed the client is gone: let go of the table and it would insert.
+      await watcher.query('SELECT pg_terminate_backend($1, 10000)', [waiting]);
+    } finally {
+      await watcher.end();
+    }
+  } finally {
+    child?.kill('SIGKILL');
+    await holder.query('ROLLBACK');
+    await holder.end();
+  }
+}
+
 describe.runIf(needsPostgres('navi db copy'))('navi db copy through PostgreSQL', () => {
   const dir = tempDir('navi-db-copy-pg-');
   const schemas: { drop(): Promise<void> }[] = [];
@@ -451,42 +517,8 @@ describe.runIf(needsPostgres('navi db copy'))('navi db copy through PostgreSQL',
     const src = join(dir, 'half.db');
     await populate(src);
     const url = await schema();
-    // Migrated first, then context_messages held: the copy gets through messages and waits there.
-    await (await PgDatabase.open(url, { max: 1 })).close();
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    let child: ChildProcess | undefined;
-    try {
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE context_messages IN EXCLUSIVE MODE');
-      child = spawn(
-        process.execPath,
-        [join(repoRoot, 'bin/navi.js'), 'db', 'copy', '--from', src, '--to', url, '--batch-size', '50'],
-        {
-          cwd: dir,
-          env: { PATH: process.env.PATH, HOME: process.env.HOME, NAVI_DATA_DIR: dir, LOG_LEVEL: 'ERROR' },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        },
-      );
-      const running = child;
-      await new Promise<void>((resolve, reject) => {
-        let seen = '';
-        running.stderr?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          if (seen.includes('copied messages:')) resolve();
-        });
-        running.once('exit', (code) =>
-          reject(new Error(`the copy ended (${code}) before it was killed: ${seen}`)),
-        );
-      });
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGKILL');
-      await exited;
-    } finally {
-      child?.kill('SIGKILL');
-      await holder.query('ROLLBACK');
-      await holder.end();
-    }
+    // context_messages held: the copy gets through messages and is killed waiting there.
+    await killedCopy(src, url, 'context_messages');
     const counts = async () => {
       const db = await PgDatabase.open(url, { max: 1 });
       try {
@@ -506,6 +538,37 @@ describe.runIf(needsPostgres('navi db copy'))('navi db copy through PostgreSQL',
     const back = join(dir, 'half-back.db');
     expect((await copy(url, back, dir)).code).toBe(0);
     expect(dump(back)).toEqual(dump(src));
+  });
+
+  it('--merge after a copy killed before its end numbers the merged facts past the copied ones', async () => {
+    const src = join(dir, 'merge-a.db');
+    await populate(src);
+    const url = await schema();
+    // recalls held: memory_facts is copied, and the copy is killed before its end moved the sequences.
+    await killedCopy(src, url, 'recalls');
+    const other = join(dir, 'merge-b.db');
+    const stores = createSqliteStores(other);
+    const memory = new SqliteMemoryStore(stores.db);
+    try {
+      for (let i = 0; i < 5; i++)
+        await memory.upsert({ category: 'fact', key: `other${i}`, value: `the other install knows ${i}` });
+    } finally {
+      stores.close();
+    }
+    const merged = await copy(other, url, dir, '--merge');
+    expect(merged.code).toBe(0);
+    expect(newRows(merged.stdout, 'memory_facts')).toBe(5);
+    const db = await PgDatabase.open(url, { max: 1 });
+    try {
+      const keys = await db.rows<{ key: string }>(
+        "SELECT key FROM memory_facts WHERE key LIKE 'other%' ORDER BY key",
+      );
+      expect(keys.map((k) => k.key)).toEqual(['other0', 'other1', 'other2', 'other3', 'other4']);
+      const [{ n } = { n: 0 }] = await db.rows<{ n: number }>('SELECT count(*)::int AS n FROM memory_facts');
+      expect(n).toBe(29 + 5);
+    } finally {
+      await db.close();
+    }
   });
 
   it("refuses a PostgreSQL target that holds someone else's tables, or is newer, and a source with no Navi schema", async () => {

@@ -41,6 +41,9 @@ export async function copyDatabase(
   await checkSchema(source, 'source');
   await checkSchema(target, 'target');
   if (!options.merge) await refuseOtherData(source, target, options.batchSize);
+  // A merge numbers copied facts from the target's sequences; after a copy stopped before
+  // finish() they still point at ids the copied rows hold, and those rows would be skipped.
+  await target.prepare();
   const copied = new Map<string, number>();
   for (const table of COPIED_TABLES) copied.set(table.name, await copyTable(source, target, table, options));
   await target.finish();

@@ -29,6 +29,11 @@ export interface CopyEnd {
   countKeys(table: TableSpec, keys: readonly Row[]): Promise<number>;
   /** Inserts `rows` in one transaction, skipping rows whose key is taken; returns how many went in. */
   insert(table: TableSpec, rows: readonly Row[]): Promise<number>;
+  /**
+   * Readies the target before any row is written: on PostgreSQL the identity sequences move past
+   * the ids it holds, which a copy stopped before `finish` left behind.
+   */
+  prepare(): Promise<void>;
   /** Rebuilds what the target derives from copied rows (indexes, codes, identity sequences). */
   finish(): Promise<void>;
   close(): Promise<void>;

@@ -235,6 +235,24 @@ class PostgresEnd implements CopyEnd {
     return result.rowCount ?? 0;
   }
 
+  async prepare(): Promise<void> {
+    await this.moveSequences();
+  }
+
+  /** Moves each identity sequence past the highest id of its table (never back). */
+  private async moveSequences(): Promise<void> {
+    for (const t of COPIED_TABLES) {
+      if (!t.identity) continue;
+      await this.pool.query(
+        `SELECT setval(seq, m) FROM (
+           SELECT pg_get_serial_sequence($1, $2)::regclass AS seq, max(${quote(t.identity)}) AS m FROM ${quote(t.name)}
+         ) s
+         WHERE m IS NOT NULL AND m > coalesce(pg_sequence_last_value(seq), 0)`,
+        [t.name, t.identity],
+      );
+    }
+  }
+
   /**
    * Identity columns would hand out copied ids again: their sequences move past the highest.
    * The full-text columns and the search index follow the copied rows by themselves (generated
@@ -263,13 +281,7 @@ class PostgresEnd implements CopyEnd {
         }),
       );
     }
-    for (const t of COPIED_TABLES) {
-      if (!t.identity) continue;
-      await this.pool.query(
-        `SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (SELECT max(${quote(t.identity)}) AS m FROM ${quote(t.name)}) s WHERE m IS NOT NULL`,
-        [t.name, t.identity],
-      );
-    }
+    await this.moveSequences();
     // Until the planner has statistics, it reads a whole session for each page of it (tens of
     // milliseconds at 20 000 messages instead of under one); autovacuum would take a while.
     await this.pool.query(`ANALYZE ${COPIED_TABLES.map((t) => quote(t.name)).join(', ')}`);

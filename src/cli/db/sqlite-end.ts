@@ -169,6 +169,9 @@ class SqliteEnd implements CopyEnd {
     })();
   }
 
+  /** SQLite numbers a new row past the highest id by itself. */
+  async prepare(): Promise<void> {}
+
   /**
    * The search indexes follow the copied rows through their triggers; the vector codes memory
    * search reads first are written by the memory store, so the copy writes those of the copied
