@@ -385,6 +385,18 @@ describe.each(storeEngines())('sessions on $name', ({ name: engine, open }) => {
       }
     });
 
+    it('a summary id holding NUL: stored on SQLite, refused by name on PostgreSQL, the context kept', async () => {
+      await stores.sessions.append('s', [both(msg('m1')), both(msg('m2'))]);
+      const replaced = stores.sessions.replaceContextPrefix('s', 'm2', msg('sum\u0000'));
+      if (engine === 'sqlite') {
+        await expect(replaced).resolves.toBeUndefined();
+        expect(ids(await stores.sessions.getContext('s'))).toEqual(['sum\u0000', 'm2']);
+      } else {
+        await expect(replaced).rejects.toThrow(/message id cannot contain the NUL character: "sum\\u0000"/);
+        expect(ids(await stores.sessions.getContext('s'))).toEqual(['m1', 'm2']);
+      }
+    });
+
     it('keeps a large message whole', async () => {
       const big = 'x'.repeat(4 * 1024 * 1024);
       await stores.sessions.append('s', [both(msg('big', { content: big, thinking: big }))]);

@@ -383,6 +383,7 @@ export class PgSessionStore implements SessionStore {
     const notInContext = () =>
       new Error(`Message ${firstKeptId} is not in the context of session ${sessionId}`);
     if (firstKeptId !== null && !storableKey(firstKeptId)) throw notInContext();
+    refuseNul('message id', summary.id);
     try {
       await this.db.transaction(async (client) => {
         await this.lockSession(client, sessionId);
