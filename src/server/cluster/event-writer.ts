@@ -4,13 +4,13 @@
  * delta coalescer and whatever came with it) go in one INSERT; while one is on its way, the next
  * events wait and go in the next one, so writes never overtake each other and the table always
  * holds a run's events from seq 1 without a gap. Each INSERT sends its notice in the same
- * transaction.
+ * transaction: ids and seqs only, sealed; the others read the events from the table.
  */
 import type { Logger } from 'pino';
 import { isTerminalEvent, type ServerEvent } from '../../protocol/events.js';
 import type { PgRunTables } from '../../store/postgres/run-tables.js';
 import type { RunSubscriber } from '../run-subscriber.js';
-import { encodeNotice, eventsNotice } from './notices.js';
+import { encodeNotice } from './notices.js';
 
 export interface EventWriterOptions {
   tables: PgRunTables;
@@ -18,6 +18,8 @@ export interface EventWriterOptions {
   member: string;
   sessionId: string;
   runId: string;
+  /** Seals a notice for the other members. */
+  seal(body: string): string;
   log: Logger;
   /** Attempts of a write that fails (the database restarting) before its events are given up. */
   attempts?: number;
@@ -68,7 +70,7 @@ export class EventWriter implements RunSubscriber {
 
   /** Writes an event sent after the end of the run (it carries the run's next seq). */
   after(event: ServerEvent, json: string): void {
-    const { tables, channel, member, sessionId, runId } = this.options;
+    const { tables, channel, member, sessionId, runId, seal } = this.options;
     const seq = event.seq ?? 0;
     this.tail = this.drained()
       .then(() =>
@@ -80,7 +82,7 @@ export class EventWriter implements RunSubscriber {
             events: [json],
             ended: false,
             channel,
-            notice: encodeNotice({ k: 'after', p: member, s: sessionId, r: runId, q: seq, e: event }),
+            notice: seal(encodeNotice({ k: 'after', p: member, s: sessionId, r: runId, q: seq })),
           }),
         ),
       )
@@ -94,14 +96,24 @@ export class EventWriter implements RunSubscriber {
   }
 
   private async writeAll(): Promise<void> {
-    const { tables, channel, member, sessionId, runId } = this.options;
+    const { tables, channel, member, sessionId, runId, seal } = this.options;
     while (this.pending.length > 0) {
       const events = this.pending;
       const firstSeq = this.nextSeq;
       this.pending = [];
       this.nextSeq += events.length;
       const ended = this.ended && this.pending.length === 0;
-      const notice = eventsNotice({ sender: member, sessionId, runId, first: firstSeq, events, ended });
+      const notice = seal(
+        encodeNotice({
+          k: 'ev',
+          p: member,
+          s: sessionId,
+          r: runId,
+          f: firstSeq,
+          l: firstSeq + events.length - 1,
+          ...(ended ? { end: 1 as const } : {}),
+        }),
+      );
       try {
         await this.withRetry(() =>
           tables.appendEvents({ runId, sessionId, firstSeq, events, ended, channel, notice }),

@@ -1,40 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodeNotice, eventsNotice, MAX_NOTICE_BYTES, parseNotice, presenceNotices } from './notices.js';
-
-const delta = (seq: number, text: string) =>
-  JSON.stringify({ type: 'stream_delta', delta: text, run_id: 'r', seq });
+import { NoticeSeal, ReplayWindow } from './notice-seal.js';
+import { encodeNotice, MAX_NOTICE_BYTES, parseNotice, presenceNotices } from './notices.js';
 
 describe('cluster notices', () => {
-  it('carries small events inline and only ids for big ones, always under the NOTIFY limit', () => {
-    const small = eventsNotice({
-      sender: 'p',
-      sessionId: 's',
-      runId: 'r',
-      first: 3,
-      events: [delta(3, 'a'), delta(4, 'b')],
-      ended: false,
-    });
-    expect(parseNotice(small)).toMatchObject({ k: 'ev', f: 3, l: 4, e: [{ seq: 3 }, { seq: 4 }] });
-    const bigText = 'é'.repeat(5000); // 10 000 bytes: the limit counts bytes, not characters
-    const big = eventsNotice({
-      sender: 'p',
-      sessionId: 's',
-      runId: 'r',
-      first: 1,
-      events: [delta(1, bigText)],
-      ended: true,
-    });
-    expect(Buffer.byteLength(big)).toBeLessThan(MAX_NOTICE_BYTES);
-    const parsed = parseNotice(big);
-    expect(parsed).toMatchObject({ k: 'ev', f: 1, l: 1, end: 1 });
-    expect(parsed && 'e' in parsed ? parsed.e : undefined).toBeUndefined();
-  });
-
-  it('drops an after-run event that does not fit, and refuses to build any other oversized notice', () => {
-    const event = { type: 'context_compressed', context_tokens: 1, note: 'x'.repeat(9000) } as never;
-    const text = encodeNotice({ k: 'after', p: 'p', s: 's', r: 'r', q: 9, e: event });
-    expect(parseNotice(text)).toEqual({ k: 'after', p: 'p', s: 's', r: 'r', q: 9 });
-    expect(() => encodeNotice({ k: 'note', p: 'p', s: 's', e: event })).toThrow(/does not fit/);
+  it('name runs and seqs only: no event text travels in a notice', () => {
+    const text = encodeNotice({ k: 'ev', p: 'p', s: 's', r: 'r', f: 3, l: 4, end: 1 });
+    expect(parseNotice(text)).toEqual({ k: 'ev', p: 'p', s: 's', r: 'r', f: 3, l: 4, end: 1 });
+    // An older sender's inline events are not taken as the run's events.
+    const inline = '{"k":"ev","p":"p","s":"s","r":"r","f":1,"l":1,"e":[{"type":"stream_end","seq":1}]}';
+    expect(parseNotice(inline)).toEqual({ k: 'ev', p: 'p', s: 's', r: 'r', f: 1, l: 1 });
+    expect(() => encodeNotice({ k: 'hello', p: 'p'.repeat(MAX_NOTICE_BYTES) })).toThrow(/does not fit/);
   });
 
   it('splits a long presence list into notices that each fit', () => {
@@ -61,8 +37,6 @@ describe('cluster notices', () => {
       '{"k":"ev"}',
       '{"k":"ev","p":"p","s":"s","r":"r","f":0,"l":1}',
       '{"k":"ev","p":"p","s":"s","r":"r","f":3,"l":2}',
-      '{"k":"ev","p":"p","s":"s","r":"r","f":1,"l":2,"e":[{"type":"x"}]}',
-      '{"k":"ev","p":"p","s":"s","r":"r","f":1,"l":1,"e":["text"]}',
       '{"k":"ctl","p":"p","to":"q","id":"i","s":"s","r":"r","op":"drop table"}',
       '{"k":"ctl","p":"p","to":"q","id":"i","s":"s","r":"r","op":"answer","c":"c","a":"yes"}',
       '{"k":"reply","p":"p","to":"q","id":"i","ok":1}',
@@ -70,10 +44,57 @@ describe('cluster notices', () => {
       '{"k":"presence","p":"p","w":"all"}',
       `{"k":"hello","p":"${'p'.repeat(500)}"}`,
       '{"k":"unknown","p":"p"}',
+      '{"k":"after","p":"p","s":"s","r":"r"}',
+      '{"k":"note","p":"p","s":"s","e":{"type":"profile_switched"}}',
     ];
     for (const payload of hostile) expect(parseNotice(payload), payload).toBeUndefined();
     expect(parseNotice('{"k":"ctl","p":"p","to":"q","id":"i","s":"s","r":"r","op":"stop"}')).toMatchObject({
       op: 'stop',
     });
+  });
+});
+
+describe('sealed notices', () => {
+  const key = randomBytes(32);
+  const body = '{"k":"ctl","p":"p","to":"q","id":"i","s":"s","r":"r","op":"stop"}';
+
+  it('open only with the key they were sealed with, unchanged', () => {
+    const seal = new NoticeSeal(key);
+    const sealed = seal.seal(body);
+    expect(Buffer.byteLength(sealed) - Buffer.byteLength(body)).toBeLessThan(8000 - MAX_NOTICE_BYTES);
+    expect(seal.open(sealed)).toEqual({ count: 1, body });
+    expect(seal.open(seal.seal(body))).toEqual({ count: 2, body });
+    expect(new NoticeSeal(randomBytes(32)).open(sealed)).toBeUndefined();
+    const [mac, count] = sealed.split('.');
+    const forged = [
+      body,
+      '',
+      `.${body}`,
+      `${mac}`,
+      `${mac}.${count}.${body.replace('stop', 'answer')}`,
+      `${mac}.${Number(count) + 1}.${body}`,
+      `${mac}.${count}.${body.replace('"r":"r"', '"r":"another-run"')}`,
+      `${'A'.repeat(43)}.${count}.${body}`,
+      `${mac}x.${count}.${body}`,
+    ];
+    for (const payload of forged) expect(seal.open(payload), payload).toBeUndefined();
+    expect(() => new NoticeSeal(randomBytes(16))).toThrow(/shorter than 32 bytes/);
+  });
+
+  it('are taken once per sender count, in any order within the window, never again', () => {
+    const window = new ReplayWindow();
+    expect(window.take('a', 5)).toBe(true);
+    expect(window.take('a', 3)).toBe(true);
+    expect(window.take('a', 5)).toBe(false);
+    expect(window.take('a', 3)).toBe(false);
+    expect(window.take('b', 3)).toBe(true);
+    expect(window.take('a', 40_000)).toBe(true);
+    // Far older than the newest count: refused, whether it was heard or not.
+    expect(window.take('a', 4)).toBe(false);
+    let taken = 0;
+    for (let n = 40_001; n < 70_000; n++) if (window.take('a', n)) taken++;
+    expect(taken).toBe(29_999);
+    expect(window.take('a', 40_000)).toBe(false);
+    expect(window.take('a', 69_999)).toBe(false);
   });
 });

@@ -1,21 +1,21 @@
 /**
  * What the members of a cluster say to each other through PostgreSQL NOTIFY, on one channel.
- * A payload is at most 8000 bytes, so a notice names things by id and carries events only when
- * they are small; the rest is read from `run_events`. Every notice names its sender (`p`), so a
- * member ignores its own.
+ * A notice only names things by id and wakes its receiver: events, of runs and outside them,
+ * are read from `run_events`, which only Navi's role can read (anyone who may connect to the
+ * database can LISTEN). Notices travel sealed (`notice-seal.ts`); every one names its sender
+ * (`p`), so a member ignores its own.
  */
-import type { ServerEvent } from '../../protocol/events.js';
 
-/** NOTIFY refuses payloads of 8000 bytes or more; what is left is for the envelope. */
+/** NOTIFY refuses payloads of 8000 bytes or more; what is left is for the seal. */
 export const MAX_NOTICE_BYTES = 7900;
 
 export type Notice =
-  /** A run's events `f…l` were written; `e` holds them when they fit; `end` when the run ended. */
-  | { k: 'ev'; p: string; s: string; r: string; f: number; l: number; e?: ServerEvent[]; end?: 1 }
-  /** An event after the run's end (post-turn compression), stamped with the run's next seq. */
-  | { k: 'after'; p: string; s: string; r: string; q: number; e?: ServerEvent }
-  /** An event outside any run (a profile changed between runs), for the session's watchers. */
-  | { k: 'note'; p: string; s: string; e: ServerEvent }
+  /** A run's events `f…l` were written; `end` when the last of them ends the run. */
+  | { k: 'ev'; p: string; s: string; r: string; f: number; l: number; end?: 1 }
+  /** An event after the run's end (post-turn compression), written as the run's seq `q`. */
+  | { k: 'after'; p: string; s: string; r: string; q: number }
+  /** An event outside any run (a profile changed between runs), written as seq 1 of `r`. */
+  | { k: 'note'; p: string; s: string; r: string }
   /** How many sockets watch each listed session on `p` now (absolute, so repeating is harmless). */
   | { k: 'presence'; p: string; w: [string, number][] }
   /** `p` (re)joined: everyone tells it who they watch. */
@@ -39,17 +39,15 @@ export type Notice =
 
 const isString = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200;
 const isSeq = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
-const isEvent = (v: unknown): v is ServerEvent =>
-  typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
 
 /**
- * The notice in `payload`, or undefined when it is not one (anyone who may connect to the
- * database can NOTIFY on the channel; a malformed payload is ignored, never trusted).
+ * The notice in `body` (a sealed payload's, once its seal verified), or undefined when it is not
+ * one: a malformed notice is ignored, never trusted.
  */
-export function parseNotice(payload: string): Notice | undefined {
+export function parseNotice(body: string): Notice | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(payload);
+    value = JSON.parse(body);
   } catch {
     return undefined;
   }
@@ -59,15 +57,11 @@ export function parseNotice(payload: string): Notice | undefined {
   switch (n.k) {
     case 'ev':
       if (!isString(n.s) || !isString(n.r) || !isSeq(n.f) || !isSeq(n.l) || n.l < n.f) return undefined;
-      if (n.e !== undefined && (!Array.isArray(n.e) || n.e.length !== n.l - n.f + 1 || !n.e.every(isEvent)))
-        return undefined;
-      return n as Notice;
+      return { k: 'ev', p: n.p, s: n.s, r: n.r, f: n.f, l: n.l, ...(n.end === 1 ? { end: 1 } : {}) };
     case 'after':
-      if (!isString(n.s) || !isString(n.r) || !isSeq(n.q) || (n.e !== undefined && !isEvent(n.e)))
-        return undefined;
-      return n as Notice;
+      return isString(n.s) && isString(n.r) && isSeq(n.q) ? (n as Notice) : undefined;
     case 'note':
-      return isString(n.s) && isEvent(n.e) ? (n as Notice) : undefined;
+      return isString(n.s) && isString(n.r) ? (n as Notice) : undefined;
     case 'presence':
       if (
         !Array.isArray(n.w) ||
@@ -90,43 +84,10 @@ export function parseNotice(payload: string): Notice | undefined {
   }
 }
 
-/**
- * The `ev` notice of events `first…` as one string, with the events inline when the whole fits
- * (they are already JSON; they are not serialised again).
- */
-export function eventsNotice(args: {
-  sender: string;
-  sessionId: string;
-  runId: string;
-  first: number;
-  events: readonly string[];
-  ended: boolean;
-}): string {
-  const head = JSON.stringify({
-    k: 'ev',
-    p: args.sender,
-    s: args.sessionId,
-    r: args.runId,
-    f: args.first,
-    l: args.first + args.events.length - 1,
-    ...(args.ended ? { end: 1 } : {}),
-  });
-  let size = Buffer.byteLength(head) + 8;
-  for (const json of args.events) {
-    size += Buffer.byteLength(json) + 1;
-    if (size > MAX_NOTICE_BYTES) return head;
-  }
-  return `${head.slice(0, -1)},"e":[${args.events.join(',')}]}`;
-}
-
-/** A notice as one string, dropping `e` when it would not fit. */
+/** A notice as one string. */
 export function encodeNotice(notice: Notice): string {
   const text = JSON.stringify(notice);
   if (Buffer.byteLength(text) <= MAX_NOTICE_BYTES) return text;
-  if ('e' in notice && notice.k === 'after') {
-    const { e: _dropped, ...rest } = notice;
-    return JSON.stringify(rest);
-  }
   throw new Error(
     `a ${notice.k} notice of ${Buffer.byteLength(text)} bytes does not fit in a NOTIFY payload`,
   );

@@ -6,101 +6,30 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aborted, gate, type ScriptedAgent, scriptedAgent } from '../../../test/server/scripted-agent.js';
-import { silentLogger } from '../../config/logger.js';
-import { type AgentEvent, isTerminalEvent, type ServerEvent } from '../../protocol/events.js';
-import { PgDatabase } from '../../store/postgres/database.js';
+import {
+  clusterMembers,
+  end,
+  input,
+  type Member,
+  newSession,
+  Sink,
+  startWhenFree,
+  waitUntil,
+  waitUntilAsync,
+} from '../../../test/server/cluster-members.js';
+import { aborted, gate } from '../../../test/server/scripted-agent.js';
+import { isTerminalEvent } from '../../protocol/events.js';
+import { clusterSecret } from '../../store/postgres/run-tables.js';
 import { createTestSchema, needsPostgres } from '../../store/test-engines.js';
-import type { AgentRun } from '../agent-run.js';
 import { ApiError } from '../errors.js';
 import { recallRunner } from '../recall-runner.js';
-import { RunRegistry } from '../run-registry.js';
-import type { RunSubscriber } from '../run-subscriber.js';
-import { PgRunCluster } from './pg-run-cluster.js';
+import { NoticeSeal } from './notice-seal.js';
 import { OWNER_GONE } from './remote-run.js';
-
-/** A watcher that records what it is delivered; `socket` ones count as people who can confirm. */
-class Sink implements RunSubscriber {
-  readonly events: ServerEvent[] = [];
-  readonly frames: string[] = [];
-  private waiters: { test: (e: ServerEvent) => boolean; resolve: () => void }[] = [];
-  constructor(readonly kind: 'socket' | 'internal' = 'socket') {}
-  deliver(event: ServerEvent, json: string): boolean {
-    this.events.push(event);
-    this.frames.push(json);
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.test(event)) return true;
-      w.resolve();
-      return false;
-    });
-    return true;
-  }
-  waitFor(test: (e: ServerEvent) => boolean): Promise<void> {
-    if (this.events.some(test)) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ test, resolve }));
-  }
-  ofRun(runId: string): ServerEvent[] {
-    return this.events.filter((e) => e.run_id === runId);
-  }
-}
-
-interface Member {
-  db: PgDatabase;
-  cluster: PgRunCluster;
-  runs: RunRegistry;
-  agent: ScriptedAgent;
-}
 
 const runPostgres = needsPostgres('run cluster tests');
 let url = '';
 let drop: () => Promise<void> = async () => {};
-const members: Member[] = [];
-
-async function member(keepEventsMs?: number, requestTimeoutMs = 3000): Promise<Member> {
-  const db = await PgDatabase.open(url, { max: 4 });
-  const cluster = await PgRunCluster.open({
-    url,
-    db,
-    logger: silentLogger(),
-    requestTimeoutMs,
-    // Sweeps run when a test calls them.
-    sweepIntervalMs: 3_600_000,
-    ...(keepEventsMs === undefined ? {} : { keepEventsMs }),
-  });
-  const agent = scriptedAgent();
-  const runs = new RunRegistry({ agent, logger: silentLogger(), confirmTimeoutMs: 30_000, cluster });
-  const m = { db, cluster, runs, agent };
-  members.push(m);
-  return m;
-}
-
-async function leave(m: Member): Promise<void> {
-  await m.runs.close(1000);
-  await m.cluster.close();
-  await m.db.close();
-}
-
-const end = (content: string): AgentEvent => ({
-  type: 'stream_end',
-  content,
-  context_tokens: 5,
-  max_context_tokens: 100,
-});
-const input = { content: 'go', trigger: 'user' as const };
-let sessionCounter = 0;
-const newSession = () => `00000000-0000-4000-8000-${String(++sessionCounter).padStart(12, '0')}`;
-
-/** Retries `fn` until it stops throwing RUN_ACTIVE (a claim freed by a connection the server has not closed yet). */
-async function startWhenFree(m: Member, sessionId: string): Promise<AgentRun> {
-  for (;;) {
-    try {
-      return await m.runs.start(sessionId, input);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.code === 'RUN_ACTIVE')) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
+const { member, leaveAll } = clusterMembers(() => url);
 
 describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
   let a: Member;
@@ -112,7 +41,7 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     b = await member();
   });
   afterAll(async () => {
-    for (const m of members) await leave(m).catch(() => undefined);
+    await leaveAll();
     await drop();
   });
 
@@ -300,9 +229,10 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     const ghost = new pg.Client({ connectionString: url, application_name: 'navi-cluster:ghost' });
     await ghost.connect();
     try {
+      const seal = new NoticeSeal(await clusterSecret(a.db));
       await ghost.query('SELECT pg_notify($1, $2)', [
         row?.channel,
-        JSON.stringify({ k: 'presence', p: 'ghost', w: [[s, 1]] }),
+        seal.seal(JSON.stringify({ k: 'presence', p: 'ghost', w: [[s, 1]] })),
       ]);
       await waitUntil(() => a.cluster.watchedElsewhere(s));
       const there = new Sink();
@@ -436,11 +366,3 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     expect(there.ofRun(next.runId).map((e) => e.seq)).toEqual([1, 2, 3]);
   });
 });
-
-async function waitUntil(test: () => boolean): Promise<void> {
-  while (!test()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-async function waitUntilAsync(test: () => Promise<boolean>): Promise<void> {
-  while (!(await test())) await new Promise((resolve) => setTimeout(resolve, 20));
-}

@@ -5,7 +5,10 @@
  * - A session is claimed for a run with an advisory lock held by this process's lock connection
  *   (released by the server when the process dies) and a row in `active_runs`.
  * - A run's events go to `run_events` in batches; each batch's NOTIFY tells the others, who
- *   deliver them to their own watchers (`RemoteRun`) in seq order with no gap and no duplicate.
+ *   read them and deliver them to their own watchers (`RemoteRun`) in seq order with no gap and
+ *   no duplicate.
+ * - Notices carry ids only, sealed with a key from `cluster_secret` (`NoticeSeal`): one that does
+ *   not verify, or was taken before, is dropped.
  * - Stop and confirmation answers for a run elsewhere go to its process as a request notice and
  *   wait for its reply notice, for a few seconds at most.
  * - Each process tells the others how many sockets watch each session (`Presence`).
@@ -18,10 +21,16 @@ import type { Logger } from 'pino';
 import type { ServerEvent } from '../../protocol/events.js';
 import type { PgDatabase } from '../../store/postgres/database.js';
 import { DedicatedConnection } from '../../store/postgres/run-connection.js';
-import { CLUSTER_APPLICATION_PREFIX, clusterChannel, PgRunTables } from '../../store/postgres/run-tables.js';
+import {
+  CLUSTER_APPLICATION_PREFIX,
+  clusterChannel,
+  clusterSecret,
+  PgRunTables,
+} from '../../store/postgres/run-tables.js';
 import { ApiError } from '../errors.js';
 import type { RunSubscriber } from '../run-subscriber.js';
 import { EventWriter } from './event-writer.js';
+import { NoticeSeal, ReplayWindow } from './notice-seal.js';
 import { encodeNotice, type Notice, parseNotice } from './notices.js';
 import { Presence } from './presence.js';
 import { RemoteRun } from './remote-run.js';
@@ -61,6 +70,11 @@ export class PgRunCluster implements RunCluster {
   private readonly watchers = new Map<string, Set<RunSubscriber>>();
   private readonly mirrors = new Map<string, Map<string, RemoteRun>>();
   private readonly ended = new Set<string>();
+  /** Runs named by a notice whose mirror waits for the tables to confirm the run. */
+  private readonly confirming = new Map<string, Promise<void>>();
+  private readonly seal: NoticeSeal;
+  private readonly replays = new ReplayWindow();
+  private rejected = 0;
   /** Claims held, to take again when the lock connection comes back. */
   private readonly claims = new Map<string, Set<string>>();
   private readonly requests = new Map<string, (ok: boolean) => void>();
@@ -72,7 +86,9 @@ export class PgRunCluster implements RunCluster {
   private constructor(
     private readonly options: PgRunClusterOptions,
     private readonly channel: string,
+    secret: Buffer,
   ) {
+    this.seal = new NoticeSeal(secret);
     this.tables = new PgRunTables(options.db);
     this.log = options.logger.child({ component: 'cluster', member: this.memberId });
     this.presence = new Presence(this.memberId, (payloads) => {
@@ -82,7 +98,11 @@ export class PgRunCluster implements RunCluster {
 
   /** Joins the cluster of the database `db` is connected to; resolves once both connections are up. */
   static async open(options: PgRunClusterOptions): Promise<PgRunCluster> {
-    const cluster = new PgRunCluster(options, await clusterChannel(options.db));
+    const cluster = new PgRunCluster(
+      options,
+      await clusterChannel(options.db),
+      await clusterSecret(options.db),
+    );
     await cluster.connect();
     return cluster;
   }
@@ -152,6 +172,7 @@ export class PgRunCluster implements RunCluster {
       member: this.memberId,
       sessionId,
       runId,
+      seal: (body) => this.seal.seal(body),
       log: this.log.child({ session_id: sessionId, run_id: runId }),
     });
     let released: Promise<void> | undefined;
@@ -263,7 +284,7 @@ export class PgRunCluster implements RunCluster {
         sessionId,
         runId,
         owner,
-        read: (id, after) => this.tables.eventsAfter(id, after),
+        read: (id, after, limit) => this.tables.eventsAfter(id, after, limit),
         onFinish: (run) => this.finished(run),
         log: this.log,
       });
@@ -285,11 +306,25 @@ export class PgRunCluster implements RunCluster {
   }
 
   note(sessionId: string, event: ServerEvent): void {
-    try {
-      this.send(encodeNotice({ k: 'note', p: this.memberId, s: sessionId, e: event }));
-    } catch (err) {
-      this.log.warn({ err }, 'event not shared with other processes');
-    }
+    if (this.closed) return;
+    // Written as the only event of a run of its own, which the sweep removes like any other.
+    const runId = `note-${randomUUID()}`;
+    const notice = this.seal.seal(encodeNotice({ k: 'note', p: this.memberId, s: sessionId, r: runId }));
+    this.sendChain = this.sendChain.then(() =>
+      this.tables
+        .appendEvents({
+          runId,
+          sessionId,
+          firstSeq: 1,
+          events: [JSON.stringify(event)],
+          ended: false,
+          channel: this.channel,
+          notice,
+        })
+        .catch((err: unknown) => {
+          if (!this.closed) this.log.warn({ err }, 'event not shared with other processes');
+        }),
+    );
   }
 
   // ---- runs elsewhere -----------------------------------------------------------------------
@@ -354,7 +389,7 @@ export class PgRunCluster implements RunCluster {
     });
     await this.tables.notify(
       this.channel,
-      encodeNotice({ k: 'ctl', p: this.memberId, to: owner, id, ...body }),
+      this.seal.seal(encodeNotice({ k: 'ctl', p: this.memberId, to: owner, id, ...body })),
     );
     const ok = await reply;
     if (ok !== 'timeout') return ok;
@@ -368,8 +403,10 @@ export class PgRunCluster implements RunCluster {
 
   // ---- notices ------------------------------------------------------------------------------
 
-  private send(payload: string): void {
+  /** Seals `body` and sends it, after everything sent before. */
+  private send(body: string): void {
     if (this.closed) return;
+    const payload = this.seal.seal(body);
     this.sendChain = this.sendChain.then(() =>
       this.tables.notify(this.channel, payload).catch((err: unknown) => {
         if (!this.closed) this.log.warn({ err }, 'notice to other processes not sent');
@@ -388,9 +425,23 @@ export class PgRunCluster implements RunCluster {
     for (const runs of this.mirrors.values()) for (const mirror of runs.values()) void mirror.catchUp();
   }
 
+  /** Notices dropped because their seal did not verify, they did not parse, or were heard before. */
+  get rejectedNotices(): number {
+    return this.rejected;
+  }
+
   private heard(payload: string): void {
-    const notice = parseNotice(payload);
-    if (!notice || notice.p === this.memberId) return;
+    const opened = this.seal.open(payload);
+    const notice = opened && parseNotice(opened.body);
+    if (!opened || !notice) {
+      this.reject(opened ? 'malformed' : 'seal does not verify');
+      return;
+    }
+    if (notice.p === this.memberId) return;
+    if (!this.replays.take(notice.p, opened.count)) {
+      this.reject('heard before');
+      return;
+    }
     try {
       this.handle(notice);
     } catch (err) {
@@ -398,17 +449,25 @@ export class PgRunCluster implements RunCluster {
     }
   }
 
+  private reject(reason: string): void {
+    this.rejected++;
+    this.log.debug({ reason, rejected: this.rejected }, 'notice dropped');
+  }
+
   private handle(notice: Notice): void {
     switch (notice.k) {
-      case 'ev':
+      case 'ev': {
         if (notice.end) this.wakeEndWaiters(notice.s);
-        this.mirror(notice.s, notice.r, notice.p)?.offer(notice.f, notice.l, notice.e);
+        const mirror = this.mirrors.get(notice.s)?.get(notice.r);
+        if (mirror) mirror.offer(notice.l);
+        else this.confirmRun(notice.s, notice.r, notice.p);
         return;
+      }
       case 'after':
-        void this.deliverAfter(notice);
+        void this.deliverStored(notice.s, notice.r, notice.q);
         return;
       case 'note':
-        this.deliverToWatchers(notice.s, notice.e, JSON.stringify(notice.e));
+        void this.deliverStored(notice.s, notice.r, 1);
         return;
       case 'presence':
         this.presence.heard(notice);
@@ -435,12 +494,40 @@ export class PgRunCluster implements RunCluster {
     }
   }
 
-  private async deliverAfter(notice: Extract<Notice, { k: 'after' }>): Promise<void> {
-    if (!this.watchers.has(notice.s)) return;
-    if (notice.e) return this.deliverToWatchers(notice.s, notice.e, JSON.stringify(notice.e));
-    const [row] = await this.tables.eventsAfter(notice.r, notice.q - 1, 1);
-    if (row?.seq === notice.q)
-      this.deliverToWatchers(notice.s, JSON.parse(row.json) as ServerEvent, row.json);
+  /**
+   * The first events of a run not seen here yet: its mirror is made once Navi's tables name the
+   * run, then reads everything written so far (later notices find the mirror).
+   */
+  private confirmRun(sessionId: string, runId: string, sender: string): void {
+    if (!this.watchers.has(sessionId) || this.ended.has(runId) || this.confirming.has(runId)) return;
+    const confirmed = (async () => {
+      try {
+        const owner = await this.tables.runOwner(sessionId, runId, sender);
+        if (owner === undefined) this.reject('names a run the tables do not');
+        else if (owner !== this.memberId) await this.mirror(sessionId, runId, owner)?.catchUp();
+      } catch (err) {
+        this.log.warn({ err, session_id: sessionId, run_id: runId }, 'looking up a run elsewhere failed');
+      } finally {
+        this.confirming.delete(runId);
+      }
+    })();
+    this.confirming.set(runId, confirmed);
+  }
+
+  /**
+   * Delivers event `seq` of `runId`, read from the table, to the session's watchers: after the
+   * run's own events, when they are still being read.
+   */
+  private async deliverStored(sessionId: string, runId: string, seq: number): Promise<void> {
+    if (!this.watchers.has(sessionId)) return;
+    try {
+      await this.confirming.get(runId);
+      await this.mirrors.get(sessionId)?.get(runId)?.catchUp();
+      const json = await this.tables.eventOf(sessionId, runId, seq);
+      if (json !== undefined) this.deliverToWatchers(sessionId, JSON.parse(json) as ServerEvent, json);
+    } catch (err) {
+      this.log.warn({ err, session_id: sessionId }, 'reading an event of another process failed');
+    }
   }
 
   private deliverToWatchers(sessionId: string, event: ServerEvent, json: string): void {

@@ -1,10 +1,10 @@
 /**
  * A run another process executes, seen from this one: its events, in seq order from 1, for
- * the sockets watching its session here. Events come two ways, inline in a notice or read from
- * `run_events`, and both pass one gate that takes only the next seq, so a watcher gets each
- * event once and none is skipped: an event already delivered is dropped, and one after a gap
- * waits for the read that fills it. Like `AgentRun`, it keeps what it delivered, so a socket
- * that joins later is replayed the run from its start.
+ * the sockets watching its session here. A notice says up to which seq the run's events are
+ * written; they are read from `run_events`, one read for all the notices heard while the one
+ * before was on its way, and pass one gate that takes only the next seq, so a watcher gets each
+ * event once and none is skipped. Like `AgentRun`, it keeps what it delivered, so a socket that
+ * joins later is replayed the run from its start.
  */
 import type { Logger } from 'pino';
 import { isTerminalEvent, type ServerEvent } from '../../protocol/events.js';
@@ -16,8 +16,8 @@ export interface RemoteRunOptions {
   runId: string;
   /** The member that executes it. */
   owner: string;
-  /** Reads the run's events after a seq, in order. */
-  read(runId: string, afterSeq: number): Promise<StoredRunEvent[]>;
+  /** Reads the run's events after a seq, in order, at most `limit`. */
+  read(runId: string, afterSeq: number, limit: number): Promise<StoredRunEvent[]>;
   /** Called once, when its terminal event was delivered. */
   onFinish(run: RemoteRun): void;
   log: Logger;
@@ -26,6 +26,9 @@ export interface RemoteRunOptions {
 /** What watchers see of a run whose process stopped before it finished. */
 export const OWNER_GONE =
   'The Navi process that was running this answer stopped before it finished; what it had said is saved. Send the message again to continue.';
+
+/** Rows per read; a read that fills it is followed by the next at once. */
+const READ_LIMIT = 500;
 
 export class RemoteRun {
   readonly sessionId: string;
@@ -36,7 +39,9 @@ export class RemoteRun {
   private readonly subscribers = new Set<RunSubscriber>();
   private finished = false;
   private reading: Promise<void> | undefined;
-  /** A notice came while a read was on its way: read once more when it returns. */
+  /** The highest seq a notice said is written. */
+  private wanted = 0;
+  /** Asked to read while a read was on its way (reconnected, swept): read once more. */
   private again = false;
 
   constructor(private readonly options: RemoteRunOptions) {
@@ -66,17 +71,12 @@ export class RemoteRun {
     this.subscribers.delete(subscriber);
   }
 
-  /** A notice said events `first…last` are written; `events` are them when they came inline. */
-  offer(first: number, last: number, events?: readonly ServerEvent[]): void {
+  /** A notice said the run's events up to `last` are written. */
+  offer(last: number): void {
     if (this.finished) return;
-    if (events) {
-      for (let i = 0; i < events.length && !this.finished; i++) {
-        const event = events[i]!;
-        if (first + i === this.delivered + 1 && event.seq === first + i)
-          this.accept(event, JSON.stringify(event));
-      }
-    }
-    if (last > this.delivered) void this.catchUp();
+    this.wanted = Math.max(this.wanted, last);
+    // A read on its way reads again if it comes back short of `wanted`.
+    if (last > this.delivered && !this.reading) void this.catchUp();
   }
 
   /** Reads what the table holds beyond what was delivered. Never rejects. */
@@ -114,20 +114,27 @@ export class RemoteRun {
   }
 
   private async readLoop(): Promise<void> {
-    do {
+    for (;;) {
+      if (this.finished) return;
       this.again = false;
-      for (;;) {
-        if (this.finished) return;
-        const rows = await this.options.read(this.runId, this.delivered);
-        let progressed = false;
-        for (const row of rows) {
-          if (this.finished || row.seq !== this.delivered + 1) continue;
-          this.accept(JSON.parse(row.json) as ServerEvent, row.json);
-          progressed = true;
-        }
-        if (!progressed) break;
+      const wantedBefore = this.wanted;
+      const rows = await this.options.read(this.runId, this.delivered, READ_LIMIT);
+      let progressed = false;
+      for (const row of rows) {
+        if (this.finished || row.seq !== this.delivered + 1) continue;
+        this.accept(JSON.parse(row.json) as ServerEvent, row.json);
+        progressed = true;
       }
-    } while (this.again && !this.finished);
+      if (this.finished) return;
+      if (this.again) continue;
+      // Short of what the notices said: read again if this read got somewhere, or a notice came
+      // while it was on its way (its rows may have committed after the read looked). A seq never
+      // written (its batch was given up) leaves a gap no read fills; the run then ends when its
+      // owner is found gone.
+      if (this.delivered < this.wanted && (progressed || this.wanted > wantedBefore)) continue;
+      if (progressed && rows.length >= READ_LIMIT) continue;
+      return;
+    }
   }
 
   private accept(event: ServerEvent, json: string): void {

@@ -11,6 +11,7 @@
  * A process is alive while one of its connections is: each dedicated connection carries
  * `navi-cluster:<process id>` as its application_name, read back from pg_stat_activity.
  */
+import { randomBytes } from 'node:crypto';
 import type { PgDatabase } from './database.js';
 import type { DedicatedConnection } from './run-connection.js';
 
@@ -131,6 +132,30 @@ export class PgRunTables {
     );
   }
 
+  /**
+   * Who runs `runId` in the session, when Navi's tables name that run: its row in `active_runs`,
+   * or (a run that already ended) its first event in `run_events`, whose writer is `sender`.
+   */
+  async runOwner(sessionId: string, runId: string, sender: string): Promise<string | undefined> {
+    const [row] = await this.db.rows<{ owner: string }>(
+      `SELECT owner FROM active_runs WHERE session_id = $1 AND run_id = $2
+       UNION ALL
+       SELECT $3 FROM run_events WHERE run_id = $2 AND seq = 1 AND session_id = $1
+       LIMIT 1`,
+      [sessionId, runId, sender],
+    );
+    return row?.owner;
+  }
+
+  /** The text of event `seq` of `runId`, when it belongs to the session. */
+  async eventOf(sessionId: string, runId: string, seq: number): Promise<string | undefined> {
+    const [row] = await this.db.rows<{ json: string }>(
+      'SELECT event::text AS json FROM run_events WHERE run_id = $1 AND seq = $2 AND session_id = $3',
+      [runId, seq, sessionId],
+    );
+    return row?.json;
+  }
+
   /** The session's run, when its owner is alive. */
   async activeRun(sessionId: string): Promise<ActiveRunRow | undefined> {
     const [row] = await this.db.rows<ActiveRunRow>(
@@ -180,6 +205,19 @@ export class PgRunTables {
   async notify(channel: string, payload: string): Promise<void> {
     await this.db.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
+}
+
+/**
+ * The key notices are sealed with: made once, by whichever member comes first, and read by each
+ * member as it joins. It lives in a table, so only roles that may read Navi's tables know it.
+ */
+export async function clusterSecret(db: Pick<PgDatabase, 'query' | 'rows'>): Promise<Buffer> {
+  await db.query('INSERT INTO cluster_secret (id, secret) VALUES (true, $1) ON CONFLICT (id) DO NOTHING', [
+    randomBytes(32),
+  ]);
+  const [row] = await db.rows<{ secret: Buffer }>('SELECT secret FROM cluster_secret WHERE id');
+  if (!row) throw new Error('the cluster secret could not be read from cluster_secret');
+  return row.secret;
 }
 
 /** The channel the members of the current schema talk on (a channel is per database, not per schema). */

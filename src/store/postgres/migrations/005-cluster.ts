@@ -2,10 +2,13 @@
  * What several `navi serve` processes on one database share about runs (docs/postgres.md#several-navi-processes-on-one-database):
  * which session is answering, on which process and under which run id (`active_runs`), and the
  * stamped events of recent runs (`run_events`), from which a process replays a run that another
- * one executes to its own clients.
+ * one executes to its own clients, and the key their notices to each other are sealed with
+ * (`cluster_secret`: LISTEN and NOTIFY are open to any role that may connect, these tables are
+ * not).
  *
- * Neither table is copied by `navi db copy` nor has a SQLite counterpart: both describe runs in
- * progress, which end with the processes that execute them.
+ * None of them is copied by `navi db copy` nor has a SQLite counterpart: the first two describe
+ * runs in progress, which end with the processes that execute them; the key is made by the
+ * first process that needs it.
  */
 import type { PgMigration } from './types.js';
 
@@ -35,6 +38,11 @@ export const clusterMigration: PgMigration = {
       );
       -- The sweep removes the events of runs that ended a few minutes ago.
       CREATE INDEX run_events_by_time ON run_events (created_at);
+      -- One row, filled with random bytes by the first process that joins.
+      CREATE TABLE cluster_secret (
+        id BOOLEAN PRIMARY KEY DEFAULT true CHECK (id),
+        secret BYTEA NOT NULL
+      );
     `);
   },
 };
