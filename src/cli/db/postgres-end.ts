@@ -44,7 +44,7 @@ async function connect(url: string): Promise<pg.Pool> {
   }
 }
 
-async function schemaTables(pool: pg.Pool): Promise<string[]> {
+async function schemaTables(pool: Pick<pg.Pool, 'query'>): Promise<string[]> {
   const { rows } = await pool.query<{ t: string }>(
     `SELECT table_name AS t FROM information_schema.tables
      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
@@ -52,25 +52,40 @@ async function schemaTables(pool: pg.Pool): Promise<string[]> {
   return rows.map((r) => r.t);
 }
 
-/** Opens the Navi database at `url` to read; refuses one that holds no Navi schema. */
+/**
+ * Opens the Navi database at `url` to read; refuses one that holds no Navi schema. Everything is
+ * read on one connection inside one REPEATABLE READ, READ ONLY transaction: a copy of a database
+ * that a Navi goes on writing to is still one moment of it (no message without its session, no
+ * table from later than another), and nothing the copy does can change the source.
+ */
 export async function openPostgresSource(url: string): Promise<{ end: CopyEnd; version: number }> {
   const pool = await connect(url);
+  let client: pg.PoolClient | undefined;
   try {
-    const version = await pgSchemaVersion({ rows: async (sql) => (await pool.query(sql)).rows });
+    client = await pool.connect();
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const on = client;
+    const version = await pgSchemaVersion({ rows: async (sql) => (await on.query(sql)).rows });
     if (version === 0)
       throw new CliRefusal(
         `${hidePassword(url)} holds no Navi database (no schema versions in its schema); name the DATABASE_URL Navi runs on`,
       );
-    const others = await pool.query<{ n: number }>(
+    const others = await client.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
     );
     const n = others.rows[0]?.n ?? 0;
     const warning =
       n > 0
-        ? `${n} other connection${n === 1 ? ' is' : 's are'} open to ${hidePassword(url)}: if a Navi is among them, stop it first, or what it writes during the copy may be left out`
+        ? `${n} other connection${n === 1 ? ' is' : 's are'} open to ${hidePassword(url)}: if a Navi is among them, what it writes after the copy starts is not in the copy; stop it first to copy everything`
         : undefined;
-    return { end: new PostgresEnd(pool, hidePassword(url), warning), version };
+    const end = new PostgresEnd(on, hidePassword(url), warning, async () => {
+      await on.query('ROLLBACK').catch(() => undefined);
+      on.release();
+      await pool.end();
+    });
+    return { end, version };
   } catch (err) {
+    client?.release();
     await pool.end().catch(() => undefined);
     throw err;
   }
@@ -134,10 +149,11 @@ class PostgresEnd implements CopyEnd {
   readonly engine = 'postgres';
 
   constructor(
-    private readonly pool: pg.Pool,
+    /** The target's pool, or the one connection a source is read on (inside its snapshot). */
+    private readonly pool: Pick<pg.Pool, 'query'>,
     readonly label: string,
     readonly warning: string | undefined,
-    private readonly closer: () => Promise<void> = () => pool.end(),
+    private readonly closer: () => Promise<void>,
   ) {}
 
   async tables(): Promise<string[]> {

@@ -21,6 +21,8 @@ const inUse = (file: string, role: string) =>
 /**
  * Opens the Navi database `file` to read. Refuses a missing file, one SQLite cannot read, one
  * without Navi's migrations, and one a running Navi holds (it would go on writing during the copy).
+ * Everything is read inside one read transaction, so a Navi started during the copy cannot put
+ * half of what it writes into it: the copy is the file as it was when the copy began.
  */
 export function openSqliteSource(file: string): { end: CopyEnd; version: number } {
   const path = resolve(file);
@@ -34,6 +36,8 @@ export function openSqliteSource(file: string): { end: CopyEnd; version: number 
   let db: Database | undefined;
   try {
     db = new BetterSqlite3(path, { fileMustExist: true, timeout: 5000 });
+    // The snapshot starts at the first read, the version just below.
+    db.exec('BEGIN');
     const version = recordedSchemaVersion(db);
     if (version === null)
       throw new CliRefusal(
@@ -204,6 +208,9 @@ class SqliteEnd implements CopyEnd {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    // A source's read transaction; a target commits each batch itself.
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.db.close();
   }
 }
