@@ -91,8 +91,9 @@ export function formatBytes(bytes: number): string {
 export async function backup(settings: Settings, dest: string): Promise<BackupManifest> {
   // With DATABASE_URL the database is PostgreSQL's to back up (pg_dump); the rest is files here.
   const postgres = settings.DATABASE_URL.trim() !== '';
-  const items = dataItems(settings).filter((i) => !postgres || i.item !== 'database');
-  const database = dataItems(settings).find((i) => i.item === 'database') as DataItem;
+  const all = dataItems(settings);
+  const items = all.filter((i) => !postgres || i.item !== 'database');
+  const database = all.find((i) => i.item === 'database') as DataItem;
   if (!postgres && !existsSync(database.path))
     throw new CliRefusal(
       `there is no database at ${database.path} (DB_PATH), so nothing to back up; check DB_PATH and NAVI_DATA_DIR, or start Navi once to create it`,
