@@ -120,6 +120,45 @@ describe.each(storeEngines('recall scheduler'))('RecallScheduler on $name', ({ n
     });
   });
 
+  it('polls without reading a prompt until a recall is due', async () => {
+    const real = t.stores.recalls;
+    // Ids of the recalls whose whole rows (prompts up to 20 000 characters) a pass read.
+    const wholeRowsRead: string[] = [];
+    const store: RecallStore = {
+      add: (r) => real.add(r),
+      get: (id) => real.get(id),
+      listForSession: (id, limit) => real.listForSession(id, limit),
+      countActive: (id) => real.countActive(id),
+      soonest: async (limit) => {
+        const times = await real.soonest(limit);
+        for (const r of times) if ('prompt' in r) wholeRowsRead.push(r.id);
+        return times;
+      },
+      due: async (nowIso, limit) => {
+        const due = await real.due(nowIso, limit);
+        wholeRowsRead.push(...due.map((r) => r.id));
+        return due;
+      },
+      update: (id, patch) => real.update(id, patch),
+      claim: (id, dueAt, start) => real.claim(id, dueAt, start),
+    };
+    const recalls = scheduler({ store, pollMs: 15_000 });
+    const runner = new StubRunner();
+    await recalls.start(runner);
+    const scheduled = await recalls.schedule({
+      sessionId: 's1',
+      prompt: 'x'.repeat(20_000),
+      when: { type: 'once', delay: '1h' },
+    });
+    if (!scheduled.ok) throw new Error(scheduled.error);
+    await advance(30 * 60_000);
+    expect(runner.fired).toEqual([]);
+    expect(wholeRowsRead).toEqual([]);
+    await advance(30 * 60_000);
+    expect(runner.fired).toHaveLength(1);
+    expect(wholeRowsRead).toEqual([scheduled.recall.id]);
+  });
+
   it('moves a recall on whose run started although storing its claim failed, so it runs once', async () => {
     const real = t.stores.recalls;
     let failures = 1;
@@ -130,6 +169,7 @@ describe.each(storeEngines('recall scheduler'))('RecallScheduler on $name', ({ n
       listForSession: (id, limit) => real.listForSession(id, limit),
       countActive: (id) => real.countActive(id),
       soonest: (limit) => real.soonest(limit),
+      due: (nowIso, limit) => real.due(nowIso, limit),
       update: (id, patch) => real.update(id, patch),
       claim: async (id, dueAt, start) => {
         if (failures === 0) return real.claim(id, dueAt, start);
@@ -158,7 +198,7 @@ describe.each(storeEngines('recall scheduler'))('RecallScheduler on $name', ({ n
     let failures = 1;
     const works = runner.answer;
     runner.answer = () => {
-    if (failures-- > 0) throw new Error('the run registry failed');
+      if (failures-- > 0) throw new Error('the run registry failed');
       return works();
     };
     await recalls.start(runner);

@@ -283,27 +283,27 @@ export class RecallScheduler implements RecallService {
     }
   }
 
-  /** Fires each recall due now once; one that cannot start stays due for a later pass. */
+  /**
+   * Fires each recall due now once; one that cannot start stays due for a later pass. Reads only
+   * due recalls: a poll that finds none due reads no prompts.
+   */
   private async fireDue(): Promise<void> {
-    const now = this.clock.now().getTime();
+    const now = this.clock.now();
+    const nowMs = now.getTime();
     const fired = new Set<string>();
     for (;;) {
       if (!this.runner) return;
       const limit = this.inFlight.size + this.waiting.size + fired.size + BATCH;
-      const soonest = await this.deps.store.soonest(limit);
-      const due = soonest.filter(
-        (r) =>
-          !this.inFlight.has(r.id) &&
-          !fired.has(r.id) &&
-          !this.isWaiting(r, now) &&
-          Date.parse(r.next_run_at ?? '') <= now,
+      const page = await this.deps.store.due(now.toISOString(), limit);
+      const due = page.filter(
+        (r) => !this.inFlight.has(r.id) && !fired.has(r.id) && !this.isWaiting(r, nowMs),
       );
       for (const recall of due) {
         fired.add(recall.id);
         this.fire(recall);
       }
-      // A short page means every active recall was seen.
-      if (due.length === 0 || soonest.length < limit) return;
+      // A short page means every due recall was seen.
+      if (due.length === 0 || page.length < limit) return;
     }
   }
 

@@ -188,6 +188,12 @@ export interface ConsentStore {
 /** A stored recall: everything of `RecallSummary` but its description in words. */
 export type RecallRecord = Omit<RecallSummary, 'description'>;
 
+/** When an active recall is next due. */
+export interface RecallTime {
+  id: string;
+  next_run_at: string;
+}
+
 export type RecallPatch = Partial<
   Pick<RecallRecord, 'status' | 'next_run_at' | 'last_run_at' | 'last_outcome' | 'run_count'>
 >;
@@ -227,8 +233,13 @@ export interface RecallStore {
   /** A session's recalls: active ones soonest first, then finished ones, newest first (at most `limit` of those). */
   listForSession(sessionId: string, finishedLimit?: number): Promise<RecallRecord[]>;
   countActive(sessionId: string): Promise<number>;
-  /** Active recalls, soonest first, at most `limit`. */
-  soonest(limit: number): Promise<RecallRecord[]>;
+  /**
+   * When the active recalls are next due, soonest first, at most `limit`: the id and time only,
+   * since a scheduler reads this on every poll and prompts are long.
+   */
+  soonest(limit: number): Promise<RecallTime[]>;
+  /** Active recalls due at or before `nowIso` (ISO-8601 UTC), soonest first, at most `limit`. */
+  due(nowIso: string, limit: number): Promise<RecallRecord[]>;
   /** Changes what `patch` names; resolves to the updated recall, or undefined when there is none. */
   update(id: string, patch: RecallPatch): Promise<RecallRecord | undefined>;
 }

@@ -174,10 +174,30 @@ describe.each(storeEngines('recall store contract'))('recall store on $name', ({
       expect(await store.countActive('nobody')).toBe(0);
     });
 
-    it('gives the soonest active recalls of every session, at most the limit', async () => {
+    it('gives the soonest active recalls of every session, at most the limit, as ids and times only', async () => {
       expect((await store.soonest(10)).map((r) => r.id)).toEqual(['other', 'soon', 'tie', 'late']);
-      expect((await store.soonest(2)).map((r) => r.id)).toEqual(['other', 'soon']);
+      expect(await store.soonest(2)).toEqual([
+        { id: 'other', next_run_at: '2026-11-25T12:00:30.000Z' },
+        { id: 'soon', next_run_at: '2026-11-25T12:01:00.000Z' },
+      ]);
       expect(await store.soonest(0)).toEqual([]);
+    });
+
+    it('gives the active recalls due by a time (that time included), soonest first, whole', async () => {
+      expect(await store.due('2026-11-25T12:00:29.999Z', 10)).toEqual([]);
+      expect((await store.due('2026-11-25T12:01:00.000Z', 10)).map((r) => r.id)).toEqual(['other', 'soon']);
+      expect(await store.due('2026-11-25T12:01:00.000Z', 1)).toEqual([
+        recall('other', { session_id: 's2', next_run_at: '2026-11-25T12:00:30.000Z' }),
+      ]);
+      // Finished recalls are never due, however late it is.
+      expect((await store.due('2099-01-01T00:00:00.000Z', 10)).map((r) => r.id)).toEqual([
+        'other',
+        'soon',
+        'tie',
+        'late',
+      ]);
+      expect(await store.due('2099-01-01T00:00:00.000Z', 0)).toEqual([]);
+      expect(await store.due("' OR '1'='1", 10)).toEqual([]);
     });
   });
 
@@ -360,7 +380,9 @@ describe.runIf(needsPostgres('recall claims across processes'))(
         ).toHaveLength(1);
       }
       expect([...started].sort()).toEqual([...Array(10).keys()].map((i) => `r${i}`).sort());
-      for (const r of await t.stores.recalls.soonest(20)) expect(r.run_count).toBe(1);
+      const after = await t.stores.recalls.due('2099-01-01T00:00:00.000Z', 20);
+      expect(after).toHaveLength(10);
+      for (const r of after) expect(r.run_count).toBe(1);
     });
 
     it('says taken while another pool holds the occurrence, and gone once that one moved it on', async () => {

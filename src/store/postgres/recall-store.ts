@@ -4,7 +4,14 @@
  * (`FOR UPDATE SKIP LOCKED`) while its run starts, and moved on in the same transaction.
  */
 import type { RecallOutcome, RecallSchedule, RecallStatus } from '../../protocol/rest.js';
-import type { RecallClaim, RecallClaimStart, RecallPatch, RecallRecord, RecallStore } from '../types.js';
+import type {
+  RecallClaim,
+  RecallClaimStart,
+  RecallPatch,
+  RecallRecord,
+  RecallStore,
+  RecallTime,
+} from '../types.js';
 import type { PgDatabase } from './database.js';
 
 interface RecallRow {
@@ -115,10 +122,18 @@ export class PgRecallStore implements RecallStore {
     return row?.n ?? 0;
   }
 
-  async soonest(limit: number): Promise<RecallRecord[]> {
-    const rows = await this.db.rows<RecallRow>(
-      `SELECT ${COLUMNS} FROM recalls WHERE status = 'active' ORDER BY next_run_at, created_at LIMIT $1`,
+  async soonest(limit: number): Promise<RecallTime[]> {
+    return this.db.rows<RecallTime>(
+      `SELECT id, next_run_at FROM recalls WHERE status = 'active' ORDER BY next_run_at, created_at LIMIT $1`,
       [Math.max(0, Math.floor(limit))],
+    );
+  }
+
+  async due(nowIso: string, limit: number): Promise<RecallRecord[]> {
+    const rows = await this.db.rows<RecallRow>(
+      `SELECT ${COLUMNS} FROM recalls WHERE status = 'active' AND next_run_at <= $1
+       ORDER BY next_run_at, created_at LIMIT $2`,
+      [nowIso, Math.max(0, Math.floor(limit))],
     );
     return rows.map(toRecord);
   }

@@ -1,7 +1,14 @@
 /** RecallStore on SQLite: the `recalls` table, schedules and outcomes kept as JSON. */
 import type { Database, Statement } from 'better-sqlite3';
 import type { RecallOutcome, RecallSchedule, RecallStatus } from '../../protocol/rest.js';
-import type { RecallClaim, RecallClaimStart, RecallPatch, RecallRecord, RecallStore } from '../types.js';
+import type {
+  RecallClaim,
+  RecallClaimStart,
+  RecallPatch,
+  RecallRecord,
+  RecallStore,
+  RecallTime,
+} from '../types.js';
 
 interface RecallRow {
   id: string;
@@ -34,7 +41,8 @@ export class SqliteRecallStore implements RecallStore {
   private readonly activeOf: Statement<[string], RecallRow>;
   private readonly finishedOf: Statement<[string, number], RecallRow>;
   private readonly countOf: Statement<[string], number>;
-  private readonly due: Statement<[number], RecallRow>;
+  private readonly times: Statement<[number], RecallTime>;
+  private readonly dueBy: Statement<[string, number], RecallRow>;
   /**
    * Occurrences being started. One process owns the SQLite file, so a set is all the claim
    * needs: it keeps two schedulers in this process (a restart overlapping its predecessor) apart.
@@ -57,8 +65,12 @@ export class SqliteRecallStore implements RecallStore {
     this.countOf = db
       .prepare<[string], number>(`SELECT COUNT(*) FROM recalls WHERE session_id = ? AND status = 'active'`)
       .pluck();
-    this.due = db.prepare(
-      `SELECT ${COLUMNS} FROM recalls WHERE status = 'active' ORDER BY next_run_at, created_at LIMIT ?`,
+    this.times = db.prepare(
+      `SELECT id, next_run_at FROM recalls WHERE status = 'active' ORDER BY next_run_at, created_at LIMIT ?`,
+    );
+    this.dueBy = db.prepare(
+      `SELECT ${COLUMNS} FROM recalls WHERE status = 'active' AND next_run_at <= ?
+       ORDER BY next_run_at, created_at LIMIT ?`,
     );
   }
 
@@ -83,8 +95,12 @@ export class SqliteRecallStore implements RecallStore {
     return this.countOf.get(sessionId) ?? 0;
   }
 
-  async soonest(limit: number): Promise<RecallRecord[]> {
-    return this.due.all(limit).map(fromRow);
+  async soonest(limit: number): Promise<RecallTime[]> {
+    return this.times.all(limit);
+  }
+
+  async due(nowIso: string, limit: number): Promise<RecallRecord[]> {
+    return this.dueBy.all(nowIso, limit).map(fromRow);
   }
 
   async claim<T>(
