@@ -141,6 +141,11 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     const silent = new pg.Client({ connectionString: url, application_name: `navi-cluster:${owner}` });
     await silent.connect();
     try {
+      // It holds the session, as a member running a run does.
+      await silent.query(
+        `SELECT pg_advisory_lock(hashtextextended(current_schema() || '/' || $1::text, 0))`,
+        [s],
+      );
       await a.db.query(
         'INSERT INTO active_runs (session_id, run_id, owner, started_at) VALUES ($1, $2, $3, $4)',
         [s, 'run-of-the-silent', owner, new Date().toISOString()],

@@ -29,6 +29,7 @@ import {
 } from '../../store/postgres/run-tables.js';
 import { ApiError } from '../errors.js';
 import type { RunSubscriber } from '../run-subscriber.js';
+import { Claims } from './claims.js';
 import { EventWriter } from './event-writer.js';
 import { NoticeSeal, ReplayWindow } from './notice-seal.js';
 import { encodeNotice, type Notice, parseNotice } from './notices.js';
@@ -51,13 +52,8 @@ export interface PgRunClusterOptions {
   idlePollMs?: number;
 }
 
-/** How long a claim waits for a session being freed by the process whose run just ended. */
-const FREEING_ATTEMPTS = 40;
-const FREEING_WAIT_MS = 25;
 /** Run ids whose end was delivered, so a late notice of them does not replay them again. */
 const ENDED_MEMORY = 1000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class PgRunCluster implements RunCluster {
   readonly memberId = randomUUID();
@@ -75,8 +71,7 @@ export class PgRunCluster implements RunCluster {
   private readonly seal: NoticeSeal;
   private readonly replays = new ReplayWindow();
   private rejected = 0;
-  /** Claims held, to take again when the lock connection comes back. */
-  private readonly claims = new Map<string, Set<string>>();
+  private readonly claims: Claims;
   private readonly requests = new Map<string, (ok: boolean) => void>();
   private readonly endWaiters = new Map<string, Set<() => void>>();
   private sendChain: Promise<void> = Promise.resolve();
@@ -91,6 +86,14 @@ export class PgRunCluster implements RunCluster {
     this.seal = new NoticeSeal(secret);
     this.tables = new PgRunTables(options.db);
     this.log = options.logger.child({ component: 'cluster', member: this.memberId });
+    this.claims = new Claims({
+      tables: this.tables,
+      lock: () => this.lock,
+      member: this.memberId,
+      log: this.log,
+      closing: () => this.closed,
+      lost: (sessionId, runId) => this.control?.lost(sessionId, runId),
+    });
     this.presence = new Presence(this.memberId, (payloads) => {
       for (const payload of payloads) this.send(payload);
     });
@@ -126,7 +129,7 @@ export class PgRunCluster implements RunCluster {
       url,
       applicationName,
       onConnect: async (_client, reconnected) => {
-        if (reconnected) setImmediate(() => void this.claimAgain());
+        if (reconnected) setImmediate(() => void this.claims.takeAgain());
       },
       onLost: (err) =>
         this.log.warn({ err }, 'lock connection lost; its claims are taken again on reconnecting'),
@@ -149,23 +152,10 @@ export class PgRunCluster implements RunCluster {
   // ---- claims -------------------------------------------------------------------------------
 
   async claim(sessionId: string, runId: string): Promise<ClusterClaim | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const result = await this.tables.claim(this.lock, sessionId, runId, this.memberId);
-      if (result.ok) break;
-      // Held with a row: a run is active. Held without one: being taken or just freed; the
-      // process whose run ended releases the lock right after removing the row.
-      if (result.holder || attempt >= FREEING_ATTEMPTS) return undefined;
-      await sleep(FREEING_WAIT_MS);
-    }
+    if (!(await this.claims.take(sessionId, runId))) return undefined;
     // Whatever another process ran here before is over (it no longer holds the session): its
     // watchers here see it end before the new run begins.
     await Promise.all([...(this.mirrors.get(sessionId)?.values() ?? [])].map((mirror) => mirror.abandon()));
-    let held = this.claims.get(sessionId);
-    if (!held) {
-      held = new Set();
-      this.claims.set(sessionId, held);
-    }
-    held.add(runId);
     const writer = new EventWriter({
       tables: this.tables,
       channel: this.channel,
@@ -177,7 +167,7 @@ export class PgRunCluster implements RunCluster {
     });
     let released: Promise<void> | undefined;
     const release = () => {
-      released ??= this.release(writer, sessionId, runId);
+      released ??= writer.drained().then(() => this.claims.release(sessionId, runId));
       return released;
     };
     return {
@@ -189,36 +179,6 @@ export class PgRunCluster implements RunCluster {
       after: (event, json) => writer.after(event, json),
       release,
     };
-  }
-
-  private async release(writer: EventWriter, sessionId: string, runId: string): Promise<void> {
-    await writer.drained();
-    const held = this.claims.get(sessionId);
-    held?.delete(runId);
-    if (held?.size === 0) this.claims.delete(sessionId);
-    try {
-      await this.tables.release(this.lock, sessionId, runId);
-    } catch (err) {
-      // A lock connection that dropped took the lock with it; the row goes with the next sweep.
-      if (!this.closed) this.log.warn({ err, session_id: sessionId }, 'releasing a session failed');
-    }
-  }
-
-  /** After the lock connection came back: the locks it held are gone; take them again. */
-  private async claimAgain(): Promise<void> {
-    for (const [sessionId, runs] of [...this.claims]) {
-      for (const runId of [...runs]) {
-        const result = await this.tables
-          .claim(this.lock, sessionId, runId, this.memberId)
-          .catch(() => ({ ok: false as const, holder: undefined }));
-        if (result.ok) continue;
-        this.log.error(
-          { session_id: sessionId, run_id: runId },
-          'claim lost while reconnecting; stopping the run',
-        );
-        this.control?.lost(sessionId, runId);
-      }
-    }
   }
 
   // ---- watching -----------------------------------------------------------------------------

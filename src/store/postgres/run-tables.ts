@@ -6,7 +6,8 @@
  * connection, is the truth: only one connection can hold it, and the server releases it the
  * moment that connection ends (a process killed with -9 frees its sessions). A row in
  * `active_runs` tells the others who runs it and under which run id, so they can route a stop
- * or an answer and replay the run's events.
+ * or an answer and replay the run's events. A row counts only while its owner holds the lock
+ * (read from pg_locks): one left behind by a release that failed holds nothing.
  *
  * A process is alive while one of its connections is: each dedicated connection carries
  * `navi-cluster:<process id>` as its application_name, read back from pg_stat_activity.
@@ -18,8 +19,23 @@ import type { DedicatedConnection } from './run-connection.js';
 /** application_name prefix of a cluster member's dedicated connections. */
 export const CLUSTER_APPLICATION_PREFIX = 'navi-cluster:';
 
-/** The advisory lock key of a session: per schema, so schemas on one database never meet. */
-const LOCK_KEY = `hashtextextended(current_schema() || '/' || $1::text, 0)`;
+/** The advisory lock key of session `session` (SQL): per schema, so schemas on one database never meet. */
+const lockKey = (session: string) => `hashtextextended(current_schema() || '/' || ${session}::text, 0)`;
+const LOCK_KEY = lockKey('$1');
+
+/**
+ * SQL: whether the member named by `owner` holds the lock of `session` now, on a connection to
+ * this database. pg_locks shows a bigint advisory key as its high half in classid and its low
+ * half in objid, with objsubid 1.
+ */
+const heldBy = (session: string, owner: string) => `EXISTS (
+  SELECT 1 FROM pg_locks l JOIN pg_stat_activity p ON p.pid = l.pid
+  CROSS JOIN LATERAL (SELECT ${lockKey(session)} AS key) k
+  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid
+    AND p.application_name = '${CLUSTER_APPLICATION_PREFIX}' || ${owner}
+)`;
 
 export type ClaimResult =
   | { ok: true }
@@ -85,6 +101,11 @@ export class PgRunTables {
        SELECT pg_advisory_unlock(${LOCK_KEY})`,
       [sessionId, runId],
     );
+  }
+
+  /** Removes the run's row, through the pool: its release on the lock connection failed. */
+  async forget(sessionId: string, runId: string): Promise<void> {
+    await this.db.query('DELETE FROM active_runs WHERE session_id = $1 AND run_id = $2', [sessionId, runId]);
   }
 
   /**
@@ -156,12 +177,11 @@ export class PgRunTables {
     return row?.json;
   }
 
-  /** The session's run, when its owner is alive. */
+  /** The session's run, while its owner holds the session. */
   async activeRun(sessionId: string): Promise<ActiveRunRow | undefined> {
     const [row] = await this.db.rows<ActiveRunRow>(
-      `SELECT run_id, owner FROM active_runs a WHERE session_id = $1
-       AND EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $2 || a.owner)`,
-      [sessionId, CLUSTER_APPLICATION_PREFIX],
+      `SELECT run_id, owner FROM active_runs a WHERE session_id = $1 AND ${heldBy('a.session_id', 'a.owner')}`,
+      [sessionId],
     );
     return row;
   }
@@ -182,18 +202,13 @@ export class PgRunTables {
   }
 
   /**
-   * Housekeeping any member may do: rows of runs whose owner is gone, and the events of runs
-   * that are not active and were written before `eventsBefore`.
+   * Housekeeping any member may do: rows whose owner no longer holds the session (it is gone,
+   * or its release failed), and the events of runs that are not active and were written before
+   * `eventsBefore`.
    */
   async sweep(eventsBefore: string): Promise<void> {
-    // Liveness is read in the same statement: a member that started and claimed a session after
-    // an earlier look at pg_stat_activity must not lose its row.
-    await this.db.query(
-      `DELETE FROM active_runs a WHERE NOT EXISTS (
-         SELECT 1 FROM pg_stat_activity WHERE application_name = $1 || a.owner
-       )`,
-      [CLUSTER_APPLICATION_PREFIX],
-    );
+    // The locks are read in the same statement: a claim commits its row while holding the lock.
+    await this.db.query(`DELETE FROM active_runs a WHERE NOT ${heldBy('a.session_id', 'a.owner')}`);
     await this.db.query(
       `DELETE FROM run_events e WHERE created_at < $1
        AND NOT EXISTS (SELECT 1 FROM active_runs a WHERE a.run_id = e.run_id)`,
