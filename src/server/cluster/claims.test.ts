@@ -5,7 +5,13 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterMembers, type Member, newSession } from '../../../test/server/cluster-members.js';
+import {
+  clusterMembers,
+  type Member,
+  newSession,
+  waitUntil,
+  waitUntilAsync,
+} from '../../../test/server/cluster-members.js';
 import { silentLogger } from '../../config/logger.js';
 import { DedicatedConnection } from '../../store/postgres/run-connection.js';
 import { CLUSTER_APPLICATION_PREFIX, PgRunTables } from '../../store/postgres/run-tables.js';
@@ -96,5 +102,55 @@ describe.runIf(needsPostgres('run cluster claims'))('session claims', () => {
     await lock.close();
     await claims.release(s, 'r1');
     expect(await rowsOf(s)).toEqual([]);
+  });
+
+  it('a run released while the claims before it are taken again (after a drop) is not claimed again', async () => {
+    const s = newSession();
+    const name = 'claims-test-again';
+    let again: Promise<void> | undefined;
+    const lock: DedicatedConnection = new DedicatedConnection({
+      url,
+      applicationName: `${CLUSTER_APPLICATION_PREFIX}${name}`,
+      onConnect: async (_client, reconnected) => {
+        if (reconnected) setImmediate(() => (again = claims.takeAgain()));
+      },
+    });
+    const claims: Claims = new Claims({
+      tables: new PgRunTables(a.db),
+      lock: () => lock,
+      member: name,
+      log: silentLogger(),
+      closing: () => false,
+      lost: () => undefined,
+    });
+    await lock.ready();
+    // The run that is ending still holds the session once when the next one claims it.
+    expect(await claims.take(s, 'ending')).toBe(true);
+    expect(await claims.take(s, 'next')).toBe(true);
+    // A transaction holding the row makes taking the first claim again wait.
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM active_runs WHERE session_id = $1 FOR UPDATE', [s]);
+      const [pid] = await lock.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await a.db.query('SELECT pg_terminate_backend($1)', [pid?.pid]);
+      await waitUntilAsync(async () => {
+        const waiting = await a.db.rows(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [`${CLUSTER_APPLICATION_PREFIX}${name}`],
+        );
+        return waiting.length > 0;
+      });
+      const released = claims.release(s, 'next');
+      await blocker.query('COMMIT');
+      await released;
+      await waitUntil(() => again !== undefined);
+      await again;
+    } finally {
+      await blocker.end();
+      await lock.close();
+    }
+    expect(await rowsOf(s)).toEqual([{ run_id: 'ending' }]);
   });
 });

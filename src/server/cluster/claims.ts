@@ -77,6 +77,8 @@ export class Claims {
     const { tables, lock, member, log } = this.options;
     for (const [sessionId, runs] of [...this.held]) {
       for (const runId of [...runs]) {
+        // Released while the claims before it were taken again: its run is over.
+        if (!this.held.get(sessionId)?.has(runId)) continue;
         const result = await tables
           .claim(lock(), sessionId, runId, member)
           .catch(() => ({ ok: false as const, holder: undefined }));
