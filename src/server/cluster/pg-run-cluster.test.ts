@@ -224,6 +224,42 @@ describe.runIf(runPostgres)('run cluster on PostgreSQL', () => {
     expect(there.events.map((e) => e.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
   });
 
+  it('runs that began while the listening connection was down, one already over and one waiting quietly, reach the watchers when it comes back', async () => {
+    const s = newSession();
+    const there = new Sink();
+    b.runs.watch(s, there);
+    await b.runs.announced();
+    const { listener } = b.cluster.connectionsForTest();
+    const resume = listener.holdReconnectingForTest();
+    const [pid] = await listener.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await a.db.query('SELECT pg_terminate_backend($1)', [pid?.pid]);
+    await waitUntil(() => !listener.connected);
+    const over = await a.runs.start(s, input);
+    await over.done;
+    const step = gate();
+    a.agent.enqueue(async function* () {
+      yield { type: 'stream_start', trigger: 'user' };
+      await step.wait;
+      yield end('later');
+    });
+    const quiet = await a.runs.start(s, input);
+    await waitUntilAsync(
+      async () => (await a.db.rows('SELECT 1 FROM run_events WHERE run_id = $1', [quiet.runId])).length > 0,
+    );
+    expect(there.events).toEqual([]);
+    resume();
+    await there.waitFor((e) => e.run_id === quiet.runId && e.type === 'stream_start');
+    expect(there.ofRun(over.runId).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(there.ofRun(over.runId).at(-1)?.type).toBe('stream_end');
+    step.open();
+    await quiet.done;
+    await there.waitFor((e) => e.run_id === quiet.runId && isTerminalEvent(e));
+    expect(there.events.map((e) => [e.run_id, e.seq])).toEqual([
+      ...[1, 2, 3].map((seq) => [over.runId, seq]),
+      ...[1, 2].map((seq) => [quiet.runId, seq]),
+    ]);
+  });
+
   it('after its listening connection comes back, a member forgets the watchers it heard of before and keeps only those said again', async () => {
     const s = newSession();
     const [row] = await a.db.rows<{ channel: string }>(

@@ -54,6 +54,11 @@ export interface PgRunClusterOptions {
 
 /** Run ids whose end was delivered, so a late notice of them does not replay them again. */
 const ENDED_MEMORY = 1000;
+/**
+ * Runs that began this long before the listening connection dropped are looked for too when it
+ * comes back (the processes' clocks may differ a little; each stamps the events it writes).
+ */
+const MISSED_SLACK_MS = 5000;
 
 export class PgRunCluster implements RunCluster {
   readonly memberId = randomUUID();
@@ -65,7 +70,10 @@ export class PgRunCluster implements RunCluster {
   private control: ClusterControl | undefined;
   private readonly watchers = new Map<string, Set<RunSubscriber>>();
   private readonly mirrors = new Map<string, Map<string, RemoteRun>>();
+  /** Runs not to replay here: delivered to the end, or this process's own. */
   private readonly ended = new Set<string>();
+  /** When the listening connection dropped, while it is down. */
+  private listenerLostAt: number | undefined;
   /** Runs named by a notice whose mirror waits for the tables to confirm the run. */
   private readonly confirming = new Map<string, Promise<void>>();
   private readonly seal: NoticeSeal;
@@ -123,7 +131,10 @@ export class PgRunCluster implements RunCluster {
         setImmediate(() => this.joined(reconnected));
       },
       onNotification: (_channel, payload) => this.heard(payload),
-      onLost: (err) => this.log.warn({ err }, 'listening connection lost; reconnecting'),
+      onLost: (err) => {
+        this.listenerLostAt ??= Date.now();
+        this.log.warn({ err }, 'listening connection lost; reconnecting');
+      },
     });
     this.lock = new DedicatedConnection({
       url,
@@ -153,6 +164,7 @@ export class PgRunCluster implements RunCluster {
 
   async claim(sessionId: string, runId: string): Promise<ClusterClaim | undefined> {
     if (!(await this.claims.take(sessionId, runId))) return undefined;
+    this.remember(runId);
     // Whatever another process ran here before is over (it no longer holds the session): its
     // watchers here see it end before the new run begins.
     await Promise.all([...(this.mirrors.get(sessionId)?.values() ?? [])].map((mirror) => mirror.abandon()));
@@ -254,12 +266,34 @@ export class PgRunCluster implements RunCluster {
     return mirror;
   }
 
-  private finished(run: RemoteRun): void {
-    this.ended.add(run.runId);
+  /**
+   * Runs of a watched session whose first notices were missed while the listening connection was
+   * down: those that began meanwhile, in the order they began (ended ones too), then its active run.
+   */
+  private async findMissed(sessionId: string, since: number | undefined): Promise<void> {
+    try {
+      const from = new Date((since ?? Date.now()) - MISSED_SLACK_MS).toISOString();
+      for (const { run_id, owner } of await this.tables.runsSince(sessionId, from)) {
+        // A run that is over has no owner any more; '' is alive nowhere, so one whose end was
+        // never written is ended for its watchers at the next sweep.
+        await this.mirror(sessionId, run_id, owner ?? '')?.catchUp();
+      }
+    } catch (err) {
+      this.log.warn({ err, session_id: sessionId }, 'looking for runs missed while reconnecting failed');
+    }
+    await this.findRun(sessionId);
+  }
+
+  private remember(runId: string): void {
+    this.ended.add(runId);
     if (this.ended.size > ENDED_MEMORY) {
       const oldest = this.ended.values().next().value;
       if (oldest !== undefined) this.ended.delete(oldest);
     }
+  }
+
+  private finished(run: RemoteRun): void {
+    this.remember(run.runId);
     const runs = this.mirrors.get(run.sessionId);
     if (runs?.get(run.runId) === run) runs.delete(run.runId);
     if (runs?.size === 0) this.mirrors.delete(run.sessionId);
@@ -383,6 +417,11 @@ export class PgRunCluster implements RunCluster {
     if (!reconnected) return;
     this.presence.announceAll();
     for (const runs of this.mirrors.values()) for (const mirror of runs.values()) void mirror.catchUp();
+    const since = this.listenerLostAt;
+    this.listenerLostAt = undefined;
+    for (const sessionId of this.watchers.keys()) {
+      if (!this.mirrors.get(sessionId)?.size) void this.findMissed(sessionId, since);
+    }
   }
 
   /** Notices dropped because their seal did not verify, they did not parse, or were heard before. */

@@ -33,6 +33,7 @@ export class DedicatedConnection {
   private state: State;
   private everConnected = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private held: Promise<void> | undefined;
   private wakeRetry: (() => void) | undefined;
 
   constructor(private readonly options: DedicatedConnectionOptions) {
@@ -83,6 +84,18 @@ export class DedicatedConnection {
     }
   }
 
+  /** Tests: no connection is made again until the returned function is called. */
+  holdReconnectingForTest(): () => void {
+    let resume = () => {};
+    this.held = new Promise((resolve) => {
+      resume = () => {
+        this.held = undefined;
+        resolve();
+      };
+    });
+    return resume;
+  }
+
   // A method, not an inline test: `state` changes across the awaits of the loop.
   private isClosed(): boolean {
     return this.state.kind === 'closed';
@@ -91,6 +104,7 @@ export class DedicatedConnection {
   private async connectLoop(): Promise<pg.Client> {
     let delay = this.options.retryMs ?? 250;
     for (;;) {
+      if (this.held) await this.held;
       if (this.isClosed()) throw new Error('the connection to PostgreSQL is closed');
       const client = new pg.Client({
         connectionString: this.options.url,

@@ -177,6 +177,20 @@ export class PgRunTables {
     return row?.json;
   }
 
+  /**
+   * The session's runs whose first event was written at `from` or later, in that order, with
+   * their owner while they are active (events outside runs, `note-…`, are not runs).
+   */
+  async runsSince(sessionId: string, from: string): Promise<{ run_id: string; owner: string | null }[]> {
+    return this.db.rows(
+      `SELECT e.run_id, a.owner FROM run_events e
+       LEFT JOIN active_runs a ON a.session_id = e.session_id AND a.run_id = e.run_id
+       WHERE e.session_id = $1 AND e.seq = 1 AND e.created_at >= $2 AND e.run_id NOT LIKE 'note-%'
+       ORDER BY e.created_at, e.run_id`,
+      [sessionId, from],
+    );
+  }
+
   /** The session's run, while its owner holds the session. */
   async activeRun(sessionId: string): Promise<ActiveRunRow | undefined> {
     const [row] = await this.db.rows<ActiveRunRow>(
