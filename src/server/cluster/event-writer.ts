@@ -102,7 +102,8 @@ export class EventWriter implements RunSubscriber {
       const firstSeq = this.nextSeq;
       this.pending = [];
       this.nextSeq += events.length;
-      const ended = this.ended && this.pending.length === 0;
+      // The terminal event is the last a run delivers: the batch that holds it is the last one.
+      const ended = this.ended;
       const notice = seal(
         encodeNotice({
           k: 'ev',
