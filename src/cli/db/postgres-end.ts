@@ -1,6 +1,6 @@
 /** A PostgreSQL database (the schema its URL selects) as an end of `navi db copy`. */
 import pg from 'pg';
-import { binaryCode } from '../../memory/vector-codes.js';
+import { asFloats, binaryCode } from '../../memory/vector-codes.js';
 import { hidePassword, PgDatabase, pgTypes } from '../../store/postgres/database.js';
 import { pgSchemaVersion } from '../../store/postgres/migrate.js';
 import { pgJson, pgNullableText, storableKey } from '../../store/postgres/pg-values.js';
@@ -292,7 +292,7 @@ class PostgresEnd implements CopyEnd {
       await this.pool.query(
         `INSERT INTO memory_fact_codes (fact_id, model, dimension, code) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`,
         rows.flatMap((r) => {
-          const vector = new Float32Array(Uint8Array.from(r.embedding).buffer);
+          const vector = asFloats(r.embedding);
           return [r.id, r.model, vector.length, binaryCode(vector)];
         }),
       );

@@ -2,7 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { binaryCode } from '../../memory/vector-codes.js';
+import { asFloats, binaryCode } from '../../memory/vector-codes.js';
 import { openDatabase } from '../../store/sqlite/database.js';
 import { recordedSchemaVersion } from '../../store/sqlite/migrate.js';
 import { CliRefusal } from '../cli-io.js';
@@ -199,7 +199,7 @@ class SqliteEnd implements CopyEnd {
       if (rows.length === 0) break;
       this.db.transaction(() => {
         for (const [id, model, blob] of rows) {
-          const vector = new Float32Array(Uint8Array.from(blob).buffer);
+          const vector = asFloats(blob);
           write.run(id, model, vector.length, binaryCode(vector));
         }
       })();
