@@ -7,7 +7,13 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { chooseEngine, exactNearest, type VectorEngine } from './exact-nearest.js';
 import { type FtsQueries, toFtsQueries } from './fts-query.js';
-import { MAX_CATEGORY_LENGTH, MAX_KEY_LENGTH, normaliseName, normaliseValue } from './normalise.js';
+import {
+  checkedName,
+  checkedValue,
+  MAX_CATEGORY_LENGTH,
+  MAX_KEY_LENGTH,
+  normaliseName,
+} from './normalise.js';
 import {
   type FactInput,
   type FactListOptions,
@@ -19,12 +25,12 @@ import {
   type MemoryFact,
   type MemoryStore,
   type MemorySummary,
-  MemoryValidationError,
   type SessionMemoryState,
   type UpsertResult,
   type VectorEntry,
   type VectorHit,
 } from './types.js';
+import { hasLength } from './vector-codes.js';
 import { VectorIndex } from './vector-index.js';
 
 export type { VectorEngine } from './exact-nearest.js';
@@ -355,23 +361,6 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 }
 
-function checkedName(raw: string, field: string, max: number): string {
-  const name = normaliseName(String(raw), max);
-  if (!name) throw new MemoryValidationError(`The ${field} must contain at least one letter or digit.`);
-  return name;
-}
-
-function checkedValue(raw: string): string {
-  const value = normaliseValue(String(raw));
-  if (!value) throw new MemoryValidationError('The value must not be empty.');
-  return value;
-}
-
 function toBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function hasLength(v: Float32Array): boolean {
-  for (let i = 0; i < v.length; i++) if (v[i] !== 0) return true;
-  return false;
 }

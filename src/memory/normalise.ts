@@ -1,3 +1,5 @@
+import { MemoryValidationError } from './types.js';
+
 /** One spelling for categories and keys, so "Favourite Editor" and "favourite-editor" are one fact. */
 
 export const MAX_CATEGORY_LENGTH = 40;
@@ -21,4 +23,18 @@ export function normaliseName(raw: string, max: number): string {
 /** Trimmed, inner whitespace runs kept as single spaces, cut to MAX_VALUE_LENGTH. */
 export function normaliseValue(raw: string): string {
   return raw.replace(/\s+/g, ' ').trim().slice(0, MAX_VALUE_LENGTH);
+}
+
+/** `normaliseName`, refusing a name that normalises to nothing. */
+export function checkedName(raw: string, field: string, max: number): string {
+  const name = normaliseName(String(raw), max);
+  if (!name) throw new MemoryValidationError(`The ${field} must contain at least one letter or digit.`);
+  return name;
+}
+
+/** `normaliseValue`, refusing a value that normalises to nothing. */
+export function checkedValue(raw: string): string {
+  const value = normaliseValue(String(raw));
+  if (!value) throw new MemoryValidationError('The value must not be empty.');
+  return value;
 }

@@ -11,7 +11,13 @@
 import type { PgClient, PgDatabase } from '../store/postgres/index.js';
 import { tsqueryText } from '../store/postgres/pg-text-search.js';
 import { memoryQueryTerms } from './fts-query.js';
-import { MAX_CATEGORY_LENGTH, MAX_KEY_LENGTH, normaliseName, normaliseValue } from './normalise.js';
+import {
+  checkedName,
+  checkedValue,
+  MAX_CATEGORY_LENGTH,
+  MAX_KEY_LENGTH,
+  normaliseName,
+} from './normalise.js';
 import { PgVectorExtension, type PgVectorState } from './pg-vector-extension.js';
 import { PgVectorIndex, type Touch } from './pg-vector-index.js';
 import {
@@ -25,12 +31,12 @@ import {
   type MemoryFact,
   type MemoryStore,
   type MemorySummary,
-  MemoryValidationError,
   type SessionMemoryState,
   type UpsertResult,
   type VectorEntry,
   type VectorHit,
 } from './types.js';
+import { hasLength } from './vector-codes.js';
 
 export interface PgMemoryStoreOptions {
   now?: () => Date;
@@ -470,21 +476,4 @@ async function bumpFactsRevision(client: PgClient): Promise<void> {
 
 function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
-function checkedName(raw: string, field: string, max: number): string {
-  const name = normaliseName(String(raw), max);
-  if (!name) throw new MemoryValidationError(`The ${field} must contain at least one letter or digit.`);
-  return name;
-}
-
-function checkedValue(raw: string): string {
-  const value = normaliseValue(String(raw));
-  if (!value) throw new MemoryValidationError('The value must not be empty.');
-  return value;
-}
-
-function hasLength(v: Float32Array): boolean {
-  for (let i = 0; i < v.length; i++) if (v[i] !== 0) return true;
-  return false;
 }

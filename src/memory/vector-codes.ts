@@ -168,3 +168,9 @@ export class CodeSet {
     this.codes = codes;
   }
 }
+
+/** Whether `v` has a non-zero component (a zero vector has no direction to compare). */
+export function hasLength(v: Float32Array): boolean {
+  for (let i = 0; i < v.length; i++) if (v[i] !== 0) return true;
+  return false;
+}
