@@ -23,7 +23,7 @@ export function recallRunner(runs: RunRegistry): RecallRunner {
   return {
     async start(fire) {
       const busy = (): RecallStart => ({ kind: 'busy', idle: runs.idle(fire.session_id) });
-      if (await runs.busy(fire.session_id)) return busy();
+      // No look first: start refuses a session taken here, and its claim one taken elsewhere.
       try {
         const run = await runs.start(fire.session_id, {
           content: fire.prompt,
@@ -38,7 +38,7 @@ export function recallRunner(runs: RunRegistry): RecallRunner {
         return { kind: 'started', done: run.done.then(outcomeOf) };
       } catch (err) {
         if (err instanceof ApiError && err.code === 'SHUTTING_DOWN') return { kind: 'closed' };
-        // Taken in between, here or by another process.
+        // Answering already, here or on another process.
         if (err instanceof ApiError && err.code === 'RUN_ACTIVE') return busy();
         throw err;
       }
