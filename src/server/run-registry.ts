@@ -81,8 +81,10 @@ export class RunRegistry {
         await local.done;
         continue;
       }
-      if (!this.cluster || !(await this.cluster.activeElsewhere(sessionId))) return;
+      if (!this.cluster) return;
+      // It looks at the database first, and returns at once when nothing runs elsewhere.
       await this.cluster.idleElsewhere(sessionId);
+      if (!this.runs.has(sessionId)) return;
     }
   }
 
