@@ -66,3 +66,10 @@ export function fromPostgres(kind: ColumnKind, value: unknown): CellValue {
 
 /** Identifiers come only from `tables.ts`; quoting keeps a keyword-like name (`key`) a name. */
 export const quote = (name: string): string => `"${name}"`;
+
+/** The key columns of `t`, quoted and comma-separated, for ORDER BY and row comparisons. */
+export const keyList = (t: TableSpec): string => t.key.map(quote).join(', ');
+
+/** The kind of `t`'s column `name`. */
+export const kindOf = (t: TableSpec, name: string): ColumnKind =>
+  t.columns.find((c) => c.name === name)?.kind ?? 'text';

@@ -5,7 +5,7 @@ import { hidePassword, PgDatabase, pgTypes } from '../../store/postgres/database
 import { pgSchemaVersion } from '../../store/postgres/migrate.js';
 import { pgJson, pgNullableText, storableKey } from '../../store/postgres/pg-values.js';
 import { CliRefusal } from '../cli-io.js';
-import { type CellValue, type CopyEnd, fromPostgres, quote, type Row } from './endpoint.js';
+import { type CellValue, type CopyEnd, fromPostgres, keyList, kindOf, quote, type Row } from './endpoint.js';
 import { COPIED_TABLES, type ColumnKind, type TableSpec } from './tables.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -113,10 +113,6 @@ export async function openPostgresTarget(url: string): Promise<CopyEnd> {
     throw new CliRefusal((err as Error).message.replace(/\.$/, ''));
   }
 }
-
-const keyList = (t: TableSpec) => t.key.map(quote).join(', ');
-const kindOf = (t: TableSpec, name: string): ColumnKind =>
-  t.columns.find((c) => c.name === name)?.kind ?? 'text';
 
 /**
  * A key or id with a NUL cannot be written as it is, and rewriting it (as other text is) would

@@ -7,7 +7,16 @@ import { openDatabase } from '../../store/sqlite/database.js';
 import { recordedSchemaVersion } from '../../store/sqlite/migrate.js';
 import { CliRefusal } from '../cli-io.js';
 import { databaseInUse } from '../navi-running.js';
-import { type CellValue, type CopyEnd, fromSqlite, quote, type Row, toSqlite } from './endpoint.js';
+import {
+  type CellValue,
+  type CopyEnd,
+  fromSqlite,
+  keyList,
+  kindOf,
+  quote,
+  type Row,
+  toSqlite,
+} from './endpoint.js';
 import type { TableSpec } from './tables.js';
 
 /** Facts given their vector codes per statement batch. */
@@ -92,9 +101,6 @@ export function openSqliteTarget(file: string): CopyEnd {
     throw new CliRefusal((err as Error).message);
   }
 }
-
-const keyList = (t: TableSpec) => t.key.map(quote).join(', ');
-const kindOf = (t: TableSpec, name: string) => t.columns.find((c) => c.name === name)?.kind ?? 'text';
 
 class SqliteEnd implements CopyEnd {
   readonly engine = 'sqlite';
