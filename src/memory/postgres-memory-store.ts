@@ -10,6 +10,7 @@
  */
 import type { PgClient, PgDatabase } from '../store/postgres/index.js';
 import { tsqueryText } from '../store/postgres/pg-text-search.js';
+import { pgErrorCode, UNIQUE_VIOLATION } from '../store/postgres/pg-values.js';
 import { memoryQueryTerms } from './fts-query.js';
 import {
   checkedName,
@@ -195,7 +196,7 @@ export class PgMemoryStore implements MemoryStore {
         ).rows;
       } catch (err) {
         // Another process took this (category, key) after the check above.
-        if (isUniqueViolation(err)) {
+        if (pgErrorCode(err) === UNIQUE_VIOLATION) {
           const taken = await this.getByKey(category, key);
           throw new MemoryConflictError(category, key, taken?.id ?? -1);
         }
@@ -472,8 +473,4 @@ async function onlyStopWords(db: PgDatabase, tsquery: string): Promise<boolean> 
 
 async function bumpFactsRevision(client: PgClient): Promise<void> {
   await client.query('UPDATE memory_summary SET facts_revision = facts_revision + 1 WHERE id = 1');
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
