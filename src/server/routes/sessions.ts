@@ -188,8 +188,10 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request, reply) => {
       const session = await requireSession(services.sessions, request.params.id);
       // A running agent would keep writing into the session being deleted: stop it and let it
-      // save what it has before the rows go.
-      if (await runs.stop(session.id)) {
+      // save what it has before the rows go. A run that has just ended here may still be writing
+      // its last events (on PostgreSQL its end waits for the session to be freed): wait for it too.
+      const ending = runs.get(session.id) !== undefined;
+      if ((await runs.stop(session.id)) || ending) {
         await Promise.race([
           runs.idle(session.id),
           new Promise((resolve) => setTimeout(resolve, 3000).unref()),
