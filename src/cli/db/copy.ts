@@ -44,20 +44,16 @@ export async function copyDatabase(
   // A merge numbers copied facts from the target's sequences; after a copy stopped before
   // finish() they still point at ids the copied rows hold, and those rows would be skipped.
   await target.prepare();
-  const copied = new Map<string, number>();
-  for (const table of COPIED_TABLES) copied.set(table.name, await copyTable(source, target, table, options));
+  // The source is read inside one snapshot (sqlite-end.ts, postgres-end.ts), so its counts taken
+  // while copying are its counts at the end too.
+  const copied: { table: string; source: number; copied: number }[] = [];
+  for (const table of COPIED_TABLES)
+    copied.push({ table: table.name, ...(await copyTable(source, target, table, options)) });
   await target.finish();
   const counts: TableCount[] = [];
-  for (const table of COPIED_TABLES) {
-    const s = await source.count(table.name);
-    const t = await target.count(table.name);
-    counts.push({
-      table: table.name,
-      source: s,
-      target: t,
-      copied: copied.get(table.name) ?? 0,
-      ok: options.merge ? t >= s : t === s,
-    });
+  for (const { table, source: s, copied: n } of copied) {
+    const t = await target.count(table);
+    counts.push({ table, source: s, target: t, copied: n, ok: options.merge ? t >= s : t === s });
   }
   return counts;
 }
@@ -115,7 +111,7 @@ async function copyTable(
   target: CopyEnd,
   table: TableSpec,
   options: CopyOptions,
-): Promise<number> {
+): Promise<{ source: number; copied: number }> {
   const now = options.now ?? Date.now;
   const total = await source.count(table.name);
   const keyAt = table.key.map((k) => table.columns.findIndex((c) => c.name === k));
@@ -152,7 +148,7 @@ async function copyTable(
     }
   }
   options.progress(`copied ${table.name}: ${read} rows read, ${copied} new`);
-  return copied;
+  return { source: total, copied };
 }
 
 function percent(part: number, whole: number): string {
