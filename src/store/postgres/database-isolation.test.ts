@@ -1,7 +1,7 @@
 /**
  * A server or role whose default isolation is stricter than READ COMMITTED (here REPEATABLE READ,
- * set through the URL as an administrator would with ALTER ROLE): the pool puts each connection
- * back on READ COMMITTED, so two processes starting together migrate once, and their appends to
+ * set through the URL as an administrator would with ALTER ROLE): every transaction of the
+ * stores begins as READ COMMITTED, so two processes starting together migrate once, and their appends to
  * one session, each with a session patch, neither fail nor take each other's seq.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

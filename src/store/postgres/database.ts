@@ -55,13 +55,6 @@ export class PgDatabase {
     // An idle connection the server drops (restart, network) must not crash the process; the
     // pool replaces it on the next query.
     pool.on('error', () => undefined);
-    // The stores count on READ COMMITTED (each statement of a transaction sees what was committed
-    // before it: the last seq after the session lock, the migration level after the advisory
-    // lock), whatever default an administrator gave the server or the role. Queued ahead of the
-    // connection's first query, so it costs a round trip per connection, not per query.
-    pool.on('connect', (client) => {
-      client.query("SET default_transaction_isolation TO 'read committed'").catch(() => undefined);
-    });
     const db = new PgDatabase(pool, hidePassword(url));
     try {
       await db.query('SELECT 1');
@@ -105,7 +98,10 @@ export class PgDatabase {
   async transaction<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
+      // The stores count on READ COMMITTED (each statement of a transaction sees what was
+      // committed before it: the last seq after the session lock, the migration level after the
+      // advisory lock), whatever default an administrator gave the server or the role.
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;

@@ -65,17 +65,14 @@ export async function migrate(db: PgDatabase, list: readonly PgMigration[]): Pro
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [
       MIGRATION_LOCK_CLASS,
     ]);
-    // CREATE TABLE IF NOT EXISTS would still ask for CREATE on the schema when the table exists.
-    const { rows: exists } = await client.query<{ t: string | null }>(
-      `SELECT to_regclass('schema_migrations')::text AS t`,
-    );
-    if (!exists[0]?.t) {
-      await client.query(`CREATE TABLE schema_migrations (
-        version INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        applied_at TEXT NOT NULL
-      )`);
-    }
+    // Migrations are pending, so this role needs CREATE on the schema anyway. (A check with
+    // to_regclass here could read a catalog cache from before the lock and miss a table another
+    // process has just created.)
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`);
     const { rows } = await client.query<{ v: number | null }>(
       'SELECT max(version) AS v FROM schema_migrations',
     );
