@@ -30,7 +30,7 @@ import {
   type VectorEntry,
   type VectorHit,
 } from './types.js';
-import { hasLength } from './vector-codes.js';
+import { hasLength, toBlob } from './vector-codes.js';
 import { VectorIndex } from './vector-index.js';
 
 export type { VectorEngine } from './exact-nearest.js';
@@ -359,8 +359,4 @@ export class SqliteMemoryStore implements MemoryStore {
       )
       .get()!;
   }
-}
-
-function toBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }

@@ -11,6 +11,7 @@
  */
 import type { PgClient, PgDatabase } from '../store/postgres/index.js';
 import type { VectorHit } from './types.js';
+import { asFloats } from './vector-codes.js';
 
 /**
  * What the database holds for pgvector, read without changing anything: `pgvector` when the
@@ -111,8 +112,7 @@ export class PgVectorExtension {
       if (rows.length === 0) return true;
       await this.db.transaction(async (client) => {
         for (const { id, model, embedding } of rows) {
-          const vector = new Float32Array(Uint8Array.from(embedding).buffer);
-          await this.store(client, id, model, vector);
+          await this.store(client, id, model, asFloats(embedding));
         }
       });
     }

@@ -37,7 +37,7 @@ import {
   type VectorEntry,
   type VectorHit,
 } from './types.js';
-import { hasLength } from './vector-codes.js';
+import { hasLength, toBlob } from './vector-codes.js';
 
 export interface PgMemoryStoreOptions {
   now?: () => Date;
@@ -284,7 +284,7 @@ export class PgMemoryStore implements MemoryStore {
     await this.index.track(async (client, touch) => {
       for (const { id, model, vector, of } of entries) {
         if (!Number.isSafeInteger(id)) continue;
-        const embedding = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+        const embedding = toBlob(vector);
         const { rowCount } = of
           ? await client.query(
               `UPDATE memory_facts SET embedding = $2, embedding_model = $3

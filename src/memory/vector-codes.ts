@@ -25,6 +25,11 @@ export function codeWords(code: Buffer | Uint8Array): Int32Array {
   return new Int32Array(Uint8Array.from(code).buffer);
 }
 
+/** The vector's bytes as stored in `memory_facts.embedding` (a view, not a copy). */
+export function toBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
 /** A Float32 view of a vector blob, copied when SQLite's buffer is not 4-byte aligned. */
 export function asFloats(blob: Buffer): Float32Array {
   if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength >>> 2);

@@ -13,7 +13,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { exactNearest, rankByCosine, type VectorEngine } from './exact-nearest.js';
 import type { VectorHit } from './types.js';
-import { binaryCode, CodeSet, codeWords } from './vector-codes.js';
+import { binaryCode, CodeSet, codeWords, toBlob } from './vector-codes.js';
 
 /** Candidates read as floats per result asked for. */
 export const RERANK_FACTOR = 10;
@@ -116,8 +116,7 @@ export class VectorIndex {
     const ids = set.closest(codeWords(binaryCode(vector)), wanted);
     const params = { ids: JSON.stringify(ids), model, bytes: vector.length * 4, limit };
     if (this.rerankInSql) {
-      const query = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-      return this.rerankInSql.all({ ...params, query });
+      return this.rerankInSql.all({ ...params, query: toBlob(vector) });
     }
     const rows = this.candidateRows.all(params);
     return rankByCosine(vector, rows).slice(0, limit);
