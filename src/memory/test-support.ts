@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { type OpenedStores, openStores, type StoreEngine } from '../store/open-stores.js';
 import { createSqliteStores, type SqliteStores } from '../store/sqlite/index.js';
 import { storeEngines, type TestStores } from '../store/test-engines.js';
-import { SqliteMemoryStore } from './memory-store.js';
-import { PgMemoryStore } from './postgres-memory-store.js';
+import type { SqliteMemoryStore } from './memory-store.js';
+import { openMemoryStore } from './open-memory-store.js';
+import type { PgMemoryStore } from './postgres-memory-store.js';
 
 export interface TempStores extends SqliteStores {
   dir: string;
@@ -109,12 +110,6 @@ export interface MemoryEngineCase {
   open(): Promise<MemoryTestStores>;
 }
 
-function memoryOn(stores: OpenedStores, options: { now?: () => Date }): EngineMemoryStore {
-  return stores.engine === 'sqlite'
-    ? new SqliteMemoryStore(stores.db, options)
-    : new PgMemoryStore(stores.pg, options);
-}
-
 let refusals = 0;
 
 /** The memory contract tests' engines: SQLite, and PostgreSQL when it may run. */
@@ -127,11 +122,11 @@ export function memoryEngines(): MemoryEngineCase[] {
       const { stores } = t;
       return {
         ...t,
-        memory: (options = {}) => memoryOn(stores, options),
+        memory: (options = {}) => openMemoryStore(stores, options),
         async otherProcess(options = {}) {
           const other = await openStores(t.settings);
           others.push(other);
-          return memoryOn(other, options);
+          return openMemoryStore(other, options);
         },
         async exec(sql) {
           if (stores.engine === 'sqlite') stores.db.exec(sql);
