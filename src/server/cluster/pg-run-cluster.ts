@@ -350,23 +350,26 @@ export class PgRunCluster implements RunCluster {
     }
   }
 
-  async stop(sessionId: string): Promise<boolean> {
-    const row = await this.tables.activeRun(sessionId);
-    if (!row || row.owner === this.memberId) return false;
-    return this.request(row.owner, { s: sessionId, r: row.run_id, op: 'stop' });
+  stop(sessionId: string): Promise<boolean> {
+    return this.request(sessionId, { op: 'stop' });
   }
 
-  async answer(sessionId: string, callId: string, approved: boolean): Promise<boolean> {
-    const row = await this.tables.activeRun(sessionId);
-    if (!row || row.owner === this.memberId) return false;
-    return this.request(row.owner, { s: sessionId, r: row.run_id, op: 'answer', c: callId, a: approved });
+  answer(sessionId: string, callId: string, approved: boolean): Promise<boolean> {
+    return this.request(sessionId, { op: 'answer', c: callId, a: approved });
   }
 
-  /** Sends a request to `owner` and waits for its reply. */
+  /**
+   * Sends a request about the session's run to the process that runs it and waits for its reply.
+   * False when no other process runs anything in the session.
+   */
   private async request(
-    owner: string,
-    body: { s: string; r: string; op: 'stop' | 'answer'; c?: string; a?: boolean },
+    sessionId: string,
+    op: { op: 'stop' } | { op: 'answer'; c: string; a: boolean },
   ): Promise<boolean> {
+    const row = await this.tables.activeRun(sessionId);
+    if (!row || row.owner === this.memberId) return false;
+    const owner = row.owner;
+    const body = { s: sessionId, r: row.run_id, ...op };
     const id = randomUUID();
     const timeoutMs = this.options.requestTimeoutMs ?? 5000;
     const reply = new Promise<boolean | 'timeout'>((resolve) => {
