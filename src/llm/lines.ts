@@ -6,12 +6,8 @@
 
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
-/** Iterates a web `ReadableStream` or any async iterable of bytes; cancels the stream when left early. */
-export async function* iterateBytes(source: ByteSource): AsyncGenerator<Uint8Array> {
-  if (!(source instanceof ReadableStream)) {
-    yield* source;
-    return;
-  }
+/** Iterates a web `ReadableStream`; cancels the stream when left early. */
+async function* iterateBytes(source: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = source.getReader();
   let finished = false;
   try {
