@@ -190,10 +190,9 @@ class PostgresEnd implements CopyEnd {
     after: CellValue[] | undefined,
     limit: number,
   ): Promise<Row[]> {
+    const kinds = names.map((n) => kindOf(t, n));
     // JSON leaves as text, the form SQLite keeps it in.
-    const select = names.map((n) =>
-      kindOf(t, n) === 'json' ? `${quote(n)}::text AS ${quote(n)}` : quote(n),
-    );
+    const select = names.map((n, i) => (kinds[i] === 'json' ? `${quote(n)}::text AS ${quote(n)}` : quote(n)));
     const params: unknown[] = after ? [...after] : [];
     const where = after
       ? `WHERE (${keyList(t)}) > (${t.key.map((k, i) => `$${i + 1}::${cast[kindOf(t, k)]}`).join(', ')})`
@@ -204,7 +203,7 @@ class PostgresEnd implements CopyEnd {
       values: params,
       rowMode: 'array',
     });
-    return (rows as unknown[][]).map((r) => r.map((v, i) => fromPostgres(kindOf(t, names[i] as string), v)));
+    return (rows as unknown[][]).map((r) => r.map((v, i) => fromPostgres(kinds[i]!, v)));
   }
 
   async countKeys(t: TableSpec, keys: readonly Row[]): Promise<number> {

@@ -149,7 +149,8 @@ class SqliteEnd implements CopyEnd {
       .prepare(sql)
       .raw()
       .all(...params, limit) as unknown[][];
-    return rows.map((r) => r.map((v, i) => fromSqlite(kindOf(t, names[i] as string), v)));
+    const kinds = names.map((n) => kindOf(t, n));
+    return rows.map((r) => r.map((v, i) => fromSqlite(kinds[i]!, v)));
   }
 
   async countKeys(t: TableSpec, keys: readonly Row[]): Promise<number> {
