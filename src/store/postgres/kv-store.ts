@@ -5,7 +5,7 @@
  */
 import type { KvStore } from '../types.js';
 import type { PgDatabase } from './database.js';
-import { pgJson, storableKey } from './pg-values.js';
+import { pgJson, refuseNul, storableKey } from './pg-values.js';
 
 export class PgKvStore implements KvStore {
   constructor(readonly db: PgDatabase) {}
@@ -31,14 +31,8 @@ export class PgKvStore implements KvStore {
       await this.delete(sessionId, key);
       return;
     }
-    for (const [what, name] of [
-      ['session id', sessionId],
-      ['key', key],
-    ] as const) {
-      if (!storableKey(name)) {
-        throw new Error(`A ${what} cannot contain the NUL character: ${JSON.stringify(name)}`);
-      }
-    }
+    refuseNul('session id', sessionId);
+    refuseNul('key', key);
     await this.db.query(
       `INSERT INTO session_kv (session_id, key, value, updated_at) VALUES ($1, $2, $3::jsonb, $4)
        ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,

@@ -38,6 +38,15 @@ export function storableKey(key: string): boolean {
   return !key.includes(NUL);
 }
 
+/**
+ * A key PostgreSQL cannot store is refused with its name, rather than with the server's
+ * "invalid byte sequence"; SQLite stores it.
+ */
+export function refuseNul(what: string, key: string): void {
+  if (!storableKey(key))
+    throw new Error(`A ${what} cannot contain the NUL character: ${JSON.stringify(key)}`);
+}
+
 /** The SQLSTATE of a PostgreSQL error (23505 unique_violation, 23503 foreign_key_violation…). */
 export function pgErrorCode(err: unknown): string | undefined {
   const code = (err as Partial<pg.DatabaseError> | null)?.code;

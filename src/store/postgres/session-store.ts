@@ -27,7 +27,14 @@ import type {
 } from '../types.js';
 import type { PgDatabase, PgQueryable } from './database.js';
 import { fromRow, MESSAGE_COLUMNS, type MessageRow, messageColumns, messageParams } from './message-rows.js';
-import { FOREIGN_KEY_VIOLATION, pgErrorCode, pgText, storableKey, UNIQUE_VIOLATION } from './pg-values.js';
+import {
+  FOREIGN_KEY_VIOLATION,
+  pgErrorCode,
+  pgText,
+  refuseNul,
+  storableKey,
+  UNIQUE_VIOLATION,
+} from './pg-values.js';
 
 interface SessionRow {
   id: string;
@@ -191,15 +198,6 @@ function explain(err: unknown, sessionId: string): unknown {
     });
   }
   return err;
-}
-
-/**
- * A key PostgreSQL cannot store (see pg-values.ts) is refused with its name, rather than with the
- * server's "invalid byte sequence"; SQLite stores it.
- */
-function refuseNul(what: string, key: string): void {
-  if (!storableKey(key))
-    throw new Error(`A ${what} cannot contain the NUL character: ${JSON.stringify(key)}`);
 }
 
 function isSeqConflict(err: unknown): boolean {
