@@ -29,6 +29,7 @@ import {
   dataItems,
   fileStamp,
   sizeOf,
+  usesPostgres,
 } from './data-files.js';
 
 export const BACKUP_USAGE = `Usage: navi backup [DEST]
@@ -90,7 +91,7 @@ export function formatBytes(bytes: number): string {
  */
 export async function backup(settings: Settings, dest: string): Promise<BackupManifest> {
   // With DATABASE_URL the database is PostgreSQL's to back up (pg_dump); the rest is files here.
-  const postgres = settings.DATABASE_URL.trim() !== '';
+  const postgres = usesPostgres(settings);
   const all = dataItems(settings);
   const items = all.filter((i) => !postgres || i.item !== 'database');
   const database = all.find((i) => i.item === 'database') as DataItem;

@@ -61,6 +61,11 @@ export type DataSettings = Pick<
   | 'NAVI_DATA_DIR'
 >;
 
+/** Whether the settings put the database in PostgreSQL (DATABASE_URL set) rather than the SQLite file DB_PATH. */
+export function usesPostgres(settings: Pick<Settings, 'DATABASE_URL'>): boolean {
+  return settings.DATABASE_URL.trim() !== '';
+}
+
 /** Every part of the data of `settings`, relative paths resolved against `cwd`. */
 export function dataItems(settings: DataSettings, cwd = process.cwd()): DataItem[] {
   // Each part is named in a backup as in the data folder.

@@ -16,7 +16,7 @@ import { type Settings, settingOrigins } from '../config/settings.js';
 import { journalsOf } from '../machine/fs/navi-paths.js';
 import { pendingKeyFile } from '../vault/key-source.js';
 import { type CliIo, CliRefusal, exitOnRefusal, isHelp } from './cli-io.js';
-import { movePath, rebaseSessionFiles } from './data-files.js';
+import { movePath, rebaseSessionFiles, usesPostgres } from './data-files.js';
 import type { CheckResult } from './doctor.js';
 import { naviUsingData } from './navi-running.js';
 
@@ -64,7 +64,7 @@ export async function runData(settings: Settings, args: string[], io: CliIo): Pr
     if (rest.length > 0) throw new CliRefusal(`navi data ${command} takes no arguments; run navi data help`);
     if (command === 'where') {
       const location = dataLocation(settings, settingOrigins(settings));
-      io.stdout.write(`${describeDataLocation(location, settings.DATABASE_URL.trim() !== '').join('\n')}\n`);
+      io.stdout.write(`${describeDataLocation(location, usesPostgres(settings)).join('\n')}\n`);
       const notice = legacyDataNotice(location);
       if (notice) io.stdout.write(`${notice}\n`);
       return 0;
@@ -138,7 +138,7 @@ export async function moveData(settings: Settings, cwd = process.cwd()): Promise
 export function checkDataLocation(settings: Settings, cwd = process.cwd()): CheckResult {
   const location = dataLocation(settings, settingOrigins(settings), cwd);
   const database = location.files.find((f) => f.setting === 'DB_PATH');
-  const where = settings.DATABASE_URL.trim() !== '' ? 'in PostgreSQL (DATABASE_URL)' : database?.path;
+  const where = usesPostgres(settings) ? 'in PostgreSQL (DATABASE_URL)' : database?.path;
   const detail = `data folder ${location.dataDir}; database ${where}`;
   if (location.legacy.length === 0) return { name: 'data', level: 'ok', detail };
   return {

@@ -18,6 +18,7 @@ import type { StoreReport } from '../store/open-stores.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { vaultOptions } from '../vault/index.js';
 import { checkDataLocation } from './data.js';
+import { usesPostgres } from './data-files.js';
 import { DoctorNotes } from './doctor-notes.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -44,7 +45,7 @@ export async function runDoctor(settings: Settings, out: Writable, secrets?: Sec
     // A setting naming a vault secret that cannot be read stops start-up before the database.
     if (err instanceof SettingsError)
       results.push({ name: 'settings', level: 'fail', detail: err.problems.join('; ') });
-    else if (settings.DATABASE_URL.trim() !== '')
+    else if (usesPostgres(settings))
       // The error names the URL (password hidden) and what to check.
       results.push({ name: 'database', level: 'fail', detail: (err as Error).message });
     else

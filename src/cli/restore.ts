@@ -24,6 +24,7 @@ import {
   movePath,
   rebaseSessionFiles,
   sizeOf,
+  usesPostgres,
 } from './data-files.js';
 import { naviUsingData } from './navi-running.js';
 
@@ -75,7 +76,7 @@ export async function restore(settings: Settings, src: string): Promise<RestoreR
   const checked = checkBackup(src);
   // With DATABASE_URL the database is PostgreSQL's: a backup's SQLite file would be put where
   // nothing reads it, so it stays in the backup, and the report says how to copy it in.
-  const postgres = settings.DATABASE_URL.trim() !== '';
+  const postgres = usesPostgres(settings);
   const leftOut = postgres ? checked.items.filter((i) => i.item === 'database') : [];
   const manifest = { ...checked, items: checked.items.filter((i) => !leftOut.includes(i)) };
   const busy = await naviUsingData(settings);
