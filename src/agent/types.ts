@@ -28,6 +28,29 @@ export interface RunInput {
    * Without (edit) it is removed too, and `content`, `images` and `files` are appended in its place.
    */
   rewind?: { messageId: string; rerun: boolean };
+  /**
+   * A client that cannot answer a tool confirmation started the run (the OpenAI-compatible API,
+   * Navi's MCP server): a call that needs one is refused with a reason saying so, even when a
+   * web client watches the session; the profile's autonomy and trusted tools still apply.
+   */
+  source?: RunSource;
+  /**
+   * The conversation as the client holds it, before `content` (the OpenAI-compatible API). When
+   * its user and assistant texts differ from the session's display buffer, the session's context
+   * buffer is replaced by it before the run (the client's history wins for what the LLM sees);
+   * when they agree, the context is kept as stored, with its tool calls and summaries.
+   * docs/openai-api.md#sessions-and-history.
+   */
+  history?: HistoryMessage[];
+}
+
+export type RunSource = 'openai' | 'mcp';
+
+/** One message of a client's history: its text, and the base64 images of a user message. */
+export interface HistoryMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  images?: string[];
 }
 
 export interface RunOptions {

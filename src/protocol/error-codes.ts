@@ -140,6 +140,10 @@ export const errorTable = {
       'That setting is fixed by the environment or .env, which win over what the client saves; change it there',
   },
   MODEL_NOT_FOUND: { status: 404, message: 'There is no downloaded model of that name' },
+  AGENT_MODEL_NOT_FOUND: {
+    status: 404,
+    message: 'There is no Navi model of that name; GET /v1/models lists them (navi:<profile id>)',
+  },
   DOWNLOAD_NOT_FOUND: { status: 404, message: 'There is no model download with that id' },
   DOWNLOAD_ACTIVE: { status: 409, message: 'That model is already being downloaded' },
   RUNTIME_INSTALLING: { status: 409, message: 'The llama.cpp runtime is already being installed' },

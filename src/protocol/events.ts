@@ -18,6 +18,16 @@ export type RunTrigger = 'user' | 'form' | 'recall';
 
 export type ToolArgs = Record<string, unknown>;
 
+/**
+ * The tokens every LLM call of a run used, its subagents' included, summed: as the backend
+ * reported them, or estimated (four characters a token) for a call it reported none for. The
+ * OpenAI-compatible API reports them as `usage`.
+ */
+export interface RunUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
 export type AgentEvent =
   /**
    * `user_message_id`: the id of the user message the run answers, as `GET /sessions/{id}` will
@@ -79,7 +89,7 @@ export type AgentEvent =
   | { type: 'stream_delta'; delta: string }
   /**
    * `message_id`: the id of the stored final answer, present when the run stored one (an empty
-   * answer is not stored).
+   * answer is not stored). `usage`: the tokens the run's LLM calls used (see `RunUsage`).
    */
   | {
       type: 'stream_end';
@@ -87,6 +97,7 @@ export type AgentEvent =
       context_tokens: number;
       max_context_tokens: number;
       message_id?: string;
+      usage?: RunUsage;
     }
   /**
    * `context_tokens` / `max_context_tokens`: the session's context as it stands after the stop,
@@ -99,6 +110,7 @@ export type AgentEvent =
       context_tokens?: number;
       max_context_tokens?: number;
       message_id?: string;
+      usage?: RunUsage;
     }
   /**
    * A `regenerate` or `edit` run removed the message `from_message_id` and every message after it

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AgentApi, ConfirmTicket, RunInput } from '../agent/types.js';
+import type { AgentApi, ConfirmTicket, RunInput, RunSource } from '../agent/types.js';
 import { type AgentEvent, isAfterRunEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
 import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
 import { DeltaCoalescer, FlushClock } from './delta-coalescer.js';
@@ -53,6 +53,12 @@ interface PendingConfirmation {
 
 export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
 export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
+/** Why a run started by a client that cannot answer confirmations is refused one, by client. */
+export const CLIENT_CANNOT_CONFIRM: Record<RunSource, string> = {
+  openai:
+    "it came through the OpenAI-compatible API, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)",
+  mcp: "it came through Navi's MCP server, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)",
+};
 export const RECALL_CANNOT_CONFIRM =
   "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
 
@@ -71,6 +77,7 @@ export class AgentRun {
   private seq = 0;
   private started = false;
   private trigger: RunInput['trigger'] = 'user';
+  private source: RunSource | undefined;
   private terminal: ServerEvent | undefined;
   /** The terminal event went out: nobody subscribes any more; after-run events may follow. */
   private endDelivered = false;
@@ -118,6 +125,7 @@ export class AgentRun {
     if (this.started) throw new Error('run already started');
     this.started = true;
     this.trigger = input.trigger;
+    this.source = input.source;
     void this.consume(input);
   }
 
@@ -151,6 +159,8 @@ export class AgentRun {
     if (this.terminal || this.controller.signal.aborted) return refused(STOPPED_BEFORE_CONFIRM);
     // Even with a client watching: the person did not start this run and may be away.
     if (this.trigger === 'recall') return refused(RECALL_CANNOT_CONFIRM);
+    // Even with a web client watching: the person asking through another client waits there.
+    if (this.source) return refused(CLIENT_CANNOT_CONFIRM[this.source]);
     const someoneCanAnswer =
       [...this.subscribers].some((s) => s.kind === 'socket') || (this.options.watchedElsewhere?.() ?? false);
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);

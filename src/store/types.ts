@@ -95,6 +95,12 @@ export interface SessionStore {
    */
   replaceContextPrefix(sessionId: string, firstKeptId: string | null, summary: StoredMessage): Promise<void>;
   /**
+   * The OpenAI-compatible API's history (docs/openai-api.md#sessions-and-history): the context
+   * buffer becomes exactly `messages`, in their order, in one transaction. The display buffer is
+   * not touched.
+   */
+  replaceContext(sessionId: string, messages: StoredMessage[]): Promise<void>;
+  /**
    * Regenerate and edit (docs/architecture.md#rewinding): removes every message after `anchorId`,
    * and the anchor itself unless `keepAnchor`, from both buffers (each by its own order), in one
    * transaction. Resolves to the display ids removed, oldest first. Changes nothing when the

@@ -411,6 +411,25 @@ export class PgSessionStore implements SessionStore {
     }
   }
 
+  async replaceContext(sessionId: string, messages: StoredMessage[]): Promise<void> {
+    for (const message of messages) refuseNul('message id', message.id);
+    try {
+      await this.db.transaction(async (client) => {
+        await this.lockSession(client, sessionId);
+        await client.query('DELETE FROM context_messages WHERE session_id = $1', [sessionId]);
+        for (const [seq, message] of messages.entries()) {
+          await client.query(
+            `INSERT INTO context_messages (session_id, seq, id, role, content, payload, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+            [sessionId, seq, ...messageParams(message)],
+          );
+        }
+      });
+    } catch (err) {
+      throw explain(err, sessionId);
+    }
+  }
+
   async rewind(sessionId: string, anchorId: string, options: { keepAnchor: boolean }): Promise<RewindResult> {
     if (!storableKey(sessionId) || !storableKey(anchorId)) return { ok: false, reason: 'not_found' };
     return this.db.transaction(async (client): Promise<RewindResult> => {

@@ -198,6 +198,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly deleteFiles: Statement<[string]>;
   private readonly appendTx: (sessionId: string, entries: BufferedMessage[], session?: SessionPatch) => void;
   private readonly updateTx: (sessionId: string, messageId: string, patch: MessagePatch) => void;
+  private readonly replaceContextTx: (sessionId: string, messages: StoredMessage[]) => void;
   private readonly compressTx: (
     sessionId: string,
     firstKeptId: string | null,
@@ -267,6 +268,10 @@ export class SqliteSessionStore implements SessionStore {
       if (changed === 0) throw new Error(`Message ${messageId} is not in session ${sessionId}`);
     });
 
+    this.replaceContextTx = db.transaction((sessionId: string, messages: StoredMessage[]) => {
+      this.context.deleteAll.run(sessionId);
+      for (const [seq, message] of messages.entries()) this.context.insert.run(insertRow(sessionId, seq, message));
+    });
     this.compressTx = db.transaction(
       (sessionId: string, firstKeptId: string | null, summary: StoredMessage) => {
         let summarySeq = 0;
@@ -396,6 +401,14 @@ export class SqliteSessionStore implements SessionStore {
   ): Promise<void> {
     try {
       this.compressTx(sessionId, firstKeptId, summary);
+    } catch (err) {
+      throw explain(err, sessionId);
+    }
+  }
+
+  async replaceContext(sessionId: string, messages: StoredMessage[]): Promise<void> {
+    try {
+      this.replaceContextTx(sessionId, messages);
     } catch (err) {
       throw explain(err, sessionId);
     }

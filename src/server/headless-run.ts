@@ -1,0 +1,91 @@
+/**
+ * Runs for clients other than Navi's own web client: the OpenAI-compatible API and Navi's MCP
+ * server. They start a run like the REST route does and follow its events as an `internal`
+ * subscriber; the run's `source` makes it refuse tool confirmations, since nobody on those
+ * clients can answer one. The words they use for tool activity are chosen here, once.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RunInput } from '../agent/types.js';
+import type { RunUsage, ServerEvent } from '../protocol/events.js';
+import type { SessionRecord } from '../store/types.js';
+import type { AgentRun } from './agent-run.js';
+import { ApiError } from './errors.js';
+import type { RunRegistry } from './run-registry.js';
+import type { NaviServices } from './services.js';
+
+/** The profile a request names, or the default one; UNKNOWN_PROFILE for a name that is none. */
+export function profileFor(services: NaviServices, profileId: string | undefined): string {
+  const id = profileId ?? services.profiles.getDefault().id;
+  if (!services.profiles.has(id)) throw new ApiError('UNKNOWN_PROFILE', id);
+  return id;
+}
+
+/** A new session of `profileId`, announced as `POST /sessions` announces one. */
+export async function createSession(services: NaviServices, profileId: string): Promise<SessionRecord> {
+  const session = await services.sessions.create({ id: randomUUID(), profile_id: profileId });
+  services.onSessionCreated?.(session.id);
+  return session;
+}
+
+/**
+ * Starts a run in `sessionId` and hands every event to `onEvent`, from the first (the run's
+ * replay covers what came before the subscription). Throws RUN_ACTIVE when the session is
+ * already answering, SHUTTING_DOWN while the server closes.
+ */
+export async function startHeadlessRun(
+  runs: RunRegistry,
+  sessionId: string,
+  input: RunInput,
+  onEvent: (event: ServerEvent) => void,
+): Promise<AgentRun> {
+  const run = await runs.start(sessionId, input);
+  run.subscribe({
+    kind: 'internal',
+    deliver: (event) => {
+      onEvent(event);
+      return true;
+    },
+  });
+  return run;
+}
+
+/** The run's usage from its terminal event; zero for a run that failed before any LLM call. */
+export function usageOf(terminal: ServerEvent): RunUsage {
+  if ((terminal.type === 'stream_end' || terminal.type === 'stream_stopped') && terminal.usage)
+    return terminal.usage;
+  return { prompt_tokens: 0, completion_tokens: 0 };
+}
+
+/** Longest argument summary shown in an activity line. */
+const ARGS_SHOWN = 200;
+
+function briefArgs(args: Record<string, unknown>): string {
+  const json = JSON.stringify(args);
+  return json.length > ARGS_SHOWN ? `${json.slice(0, ARGS_SHOWN)}…` : json;
+}
+
+/**
+ * One line saying what the agent does, for events a headless client shows as progress (the
+ * OpenAI API's reasoning text, the MCP server's progress notifications); undefined for the rest.
+ * A subagent's calls are indented under its `spawn_agent`.
+ */
+export function activityLine(event: ServerEvent): string | undefined {
+  const indent = 'is_subagent' in event && event.is_subagent ? '  ' : '';
+  switch (event.type) {
+    case 'tool_started':
+      return `${indent}→ ${event.tool} ${briefArgs(event.args)}`;
+    case 'tool_call': {
+      const firstLine = event.result.split('\n', 1)[0] ?? '';
+      const summary = firstLine.length > ARGS_SHOWN ? `${firstLine.slice(0, ARGS_SHOWN)}…` : firstLine;
+      return `${indent}${event.success ? '✓' : '✗'} ${event.tool}${summary ? `: ${summary}` : ''}`;
+    }
+    case 'plan_ready':
+      return `Plan:\n${event.plan}`;
+    case 'context_compressed':
+      return `(the conversation was summarised: ${event.messages_before} → ${event.messages_after} messages)`;
+    case 'error':
+      return event.recoverable ? `(${event.message})` : undefined;
+    default:
+      return undefined;
+  }
+}
