@@ -270,7 +270,8 @@ export class SqliteSessionStore implements SessionStore {
 
     this.replaceContextTx = db.transaction((sessionId: string, messages: StoredMessage[]) => {
       this.context.deleteAll.run(sessionId);
-      for (const [seq, message] of messages.entries()) this.context.insert.run(insertRow(sessionId, seq, message));
+      for (const [seq, message] of messages.entries())
+        this.context.insert.run(insertRow(sessionId, seq, message));
     });
     this.compressTx = db.transaction(
       (sessionId: string, firstKeptId: string | null, summary: StoredMessage) => {
