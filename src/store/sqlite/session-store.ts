@@ -269,6 +269,8 @@ export class SqliteSessionStore implements SessionStore {
     });
 
     this.replaceContextTx = db.transaction((sessionId: string, messages: StoredMessage[]) => {
+      // An empty list inserts nothing, so no foreign key would catch an unknown session.
+      if (!this.selectSession.get(sessionId)) throw new Error(`Session ${sessionId} does not exist`);
       this.context.deleteAll.run(sessionId);
       for (const [seq, message] of messages.entries())
         this.context.insert.run(insertRow(sessionId, seq, message));
