@@ -1,0 +1,180 @@
+/**
+ * Navi's MCP server over Streamable HTTP at `/mcp` (docs/mcp-server.md#over-http-mcp), behind the
+ * same access check as every other route (the root auth hook: the token, or loopback only).
+ * Sessions are stateful (`Mcp-Session-Id`), each with its own `McpServer` since the SDK binds one
+ * server to one transport. Their number is capped: a new one closes the least recently used idle
+ * session, or is refused with 503 when every one is busy. Sessions idle for long are closed, and
+ * all of them when the app closes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerContext } from '../context.js';
+import { createNaviMcpServer } from './server.js';
+
+export const MCP_PATH = '/mcp';
+
+export interface NaviMcpRouteOptions extends ServerContext {
+  /** Open MCP sessions at most (default 64). */
+  maxSessions?: number;
+  /** A session without requests for this long is closed (ms, default 30 minutes). */
+  idleMs?: number;
+}
+
+interface Session {
+  id: string;
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  lastActive: number;
+  /** Requests being answered (an SSE stream stays open while its call runs). */
+  inFlight: number;
+}
+
+/** The JSON-RPC error body MCP clients read (no request id: it may not have parsed). */
+function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply.code(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+class SessionPool {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(readonly max: number) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  add(session: Session): void {
+    this.sessions.set(session.id, session);
+  }
+
+  delete(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  /** The least recently used session with no request in flight, for eviction. */
+  oldestIdle(): Session | undefined {
+    let oldest: Session | undefined;
+    for (const s of this.sessions.values())
+      if (s.inFlight === 0 && (!oldest || s.lastActive < oldest.lastActive)) oldest = s;
+    return oldest;
+  }
+
+  idleSince(cutoff: number): Session[] {
+    return [...this.sessions.values()].filter((s) => s.inFlight === 0 && s.lastActive < cutoff);
+  }
+
+  all(): Session[] {
+    return [...this.sessions.values()];
+  }
+}
+
+async function closeSession(pool: SessionPool, session: Session): Promise<void> {
+  pool.delete(session.id);
+  await session.server.close().catch(() => {});
+}
+
+/** Counts the request as in flight until its response is closed. */
+function track(session: Session, res: ServerResponse): void {
+  session.inFlight += 1;
+  session.lastActive = Date.now();
+  res.once('close', () => {
+    session.inFlight -= 1;
+    session.lastActive = Date.now();
+  });
+}
+
+export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app, options) => {
+  const deps = { services: options.services, runs: options.runs };
+  const pool = new SessionPool(options.maxSessions ?? 64);
+  const idleMs = options.idleMs ?? 30 * 60_000;
+  let closing = false;
+
+  const sweep = setInterval(
+    () => {
+      for (const session of pool.idleSince(Date.now() - idleMs)) void closeSession(pool, session);
+    },
+    Math.min(idleMs, 60_000),
+  );
+  sweep.unref();
+
+  // Before the server stops accepting: open SSE streams end now instead of holding the close.
+  app.addHook('preClose', async () => {
+    closing = true;
+    clearInterval(sweep);
+    await Promise.allSettled(pool.all().map((s) => closeSession(pool, s)));
+  });
+
+  /** A new session for an initialize request, or undefined after answering why there is none. */
+  async function open(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (pool.size >= pool.max) {
+      const oldest = pool.oldestIdle();
+      if (!oldest)
+        return void rpcError(
+          reply,
+          503,
+          -32_000,
+          `Navi already serves ${pool.max} MCP sessions and all are busy: end one (DELETE /mcp with its Mcp-Session-Id) or try again later.`,
+        );
+      request.log.info({ mcp_session: oldest.id }, 'MCP session closed to make room for a new one');
+      await closeSession(pool, oldest);
+    }
+    const server = createNaviMcpServer(deps);
+    let session: Session | undefined;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        session = { id, server, transport, lastActive: Date.now(), inFlight: 0 };
+        pool.add(session);
+        track(session, reply.raw);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) pool.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    reply.hijack();
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+    // Anything but a valid initialize leaves no session behind (the transport has answered why).
+    if (!session) await server.close();
+  }
+
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: MCP_PATH,
+    // A message may be up to a million characters, of up to four bytes each, in JSON.
+    bodyLimit: 8 * 1024 * 1024,
+    handler: async (request, reply) => {
+      if (closing) return rpcError(reply, 503, -32_000, 'Navi is shutting down; connect again once it runs.');
+      const id = request.headers['mcp-session-id'];
+      if (typeof id === 'string') {
+        const session = pool.get(id);
+        if (!session)
+          return rpcError(
+            reply,
+            404,
+            -32_001,
+            'Session not found: it ended (closed, idle too long, or Navi restarted); start a new one with initialize.',
+          );
+        track(session, reply.raw);
+        reply.hijack();
+        await session.transport.handleRequest(request.raw, reply.raw, request.body);
+        return;
+      }
+      if (request.method !== 'POST')
+        return rpcError(
+          reply,
+          400,
+          -32_000,
+          'Bad Request: no Mcp-Session-Id header; start a session with an initialize request (POST).',
+        );
+      await open(request, reply);
+    },
+  });
+};

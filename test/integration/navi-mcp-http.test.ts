@@ -1,0 +1,337 @@
+/**
+ * Navi's MCP server over Streamable HTTP at /mcp (docs/mcp-server.md), driven by the official
+ * SDK client against a real Navi on a real port with the fake LLM server as its model: the tools,
+ * progress, continuing a session, refused confirmations, bad arguments, cancellation, the access
+ * check with and without NAVI_API_TOKEN, and the cap on open MCP sessions.
+ */
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import type { RecordedRequest } from '../fake-llm/index.js';
+import { askNavi, call, textOf } from '../support/navi-mcp-client.js';
+import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
+import { plainProfile, profilesDir } from '../support/profiles.js';
+
+/** A tool the `plain` profile asks confirmation for; it records every call that really ran. */
+function guardedTool(): ToolDefinition & { calls: ToolParams[] } {
+  const calls: ToolParams[] = [];
+  return {
+    name: 'guarded_action',
+    description: 'Does something the user must approve first.',
+    parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+    calls,
+    async execute(params) {
+      calls.push(params);
+      return { success: true, output: `did ${String(params.what)}` };
+    },
+  };
+}
+
+const everydayTool: ToolDefinition = {
+  name: 'everyday_action',
+  description: 'Looks something up.',
+  parameters: { type: 'object', properties: { what: { type: 'string' } } },
+  async execute(params) {
+    return { success: true, output: `found ${String(params.what)}\nmore lines` };
+  },
+};
+
+const profiles = profilesDir([
+  { ...plainProfile, confirm_tools: ['guarded_*'] },
+  { ...plainProfile, id: 'other', name: 'Other' },
+]);
+
+const guarded = guardedTool();
+const clients: Client[] = [];
+
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'navi-mcp-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }),
+  );
+  clients.push(client);
+  return client;
+}
+
+/** A raw initialize request; resolves to the status and the Mcp-Session-Id it got. */
+async function initialize(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    }),
+  });
+  await res.text();
+  return { status: res.status, sessionId: res.headers.get('mcp-session-id') };
+}
+
+/** A ping in session `id`: its HTTP status (404 once the session is gone). */
+async function ping(url: string, id: string): Promise<number> {
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': id,
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+  });
+  await res.text();
+  return res.status;
+}
+
+describe('Navi as an MCP server over HTTP', () => {
+  let navi: NaviWithLlm;
+  beforeAll(async () => {
+    navi = await startNaviWithLlm({
+      settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
+      extraTools: [guarded, everydayTool],
+    });
+  });
+  afterEach(async () => {
+    await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+    navi.fake.reset();
+  });
+  afterAll(async () => {
+    await navi?.close();
+  });
+
+  it('lists its four tools with their schemas and annotations', async () => {
+    const client = await connect(navi.navi.url);
+    expect(client.getServerVersion()?.name).toBe('navi');
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(['ask_navi', 'get_session', 'list_sessions', 'search_memory']);
+    const ask = byName.get('ask_navi');
+    expect(ask?.inputSchema.required).toEqual(['message']);
+    expect(Object.keys(ask?.outputSchema?.properties ?? {}).sort()).toEqual([
+      'answer',
+      'session_id',
+      'stopped',
+    ]);
+    expect(ask?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      openWorldHint: true,
+    });
+    for (const name of ['search_memory', 'list_sessions', 'get_session'])
+      expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+  });
+
+  it('answers with the session id, reports progress, and continues the session', async () => {
+    const client = await connect(navi.navi.url);
+    navi.fake.enqueue(
+      { toolCalls: [{ name: 'everyday_action', arguments: { what: 'the weather' } }] },
+      { text: 'It is sunny in Lisbon.' },
+    );
+    const first = await askNavi(client, { message: 'How is the weather?' }, {});
+    expect(first.result.isError).toBeFalsy();
+    expect(first.answer).toBe('It is sunny in Lisbon.');
+    expect(textOf(first.result)).toContain(`session_id: ${first.sessionId}`);
+    expect(first.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const messages = first.progress.map((p) => p.message ?? '');
+    expect(messages).toContain('→ everyday_action {"what":"the weather"}');
+    expect(messages).toContain('✓ everyday_action: found the weather');
+    const steps = first.progress.map((p) => p.progress);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(new Set(steps).size).toBe(steps.length);
+
+    navi.fake.enqueue({ text: 'Tomorrow too.' });
+    const second = await askNavi(client, { message: 'And tomorrow?', session_id: first.sessionId });
+    expect(second).toMatchObject({ answer: 'Tomorrow too.', sessionId: first.sessionId });
+    const sent = navi.fake.requests.filter((r) => r.kind === 'chat').at(-1)?.body.messages ?? [];
+    expect(sent.map((m) => m.content)).toEqual(
+      expect.arrayContaining(['How is the weather?', 'And tomorrow?']),
+    );
+
+    const listed = await call(client, 'list_sessions', {});
+    const sessions = (listed.structuredContent as { sessions: { id: string; profile: string }[] }).sessions;
+    expect(sessions).toContainEqual(expect.objectContaining({ id: first.sessionId, profile: 'plain' }));
+
+    const read = await call(client, 'get_session', { id: first.sessionId });
+    const shown = (
+      read.structuredContent as {
+        messages: { role: string; content: string | null; tool_calls?: string[] }[];
+      }
+    ).messages;
+    expect(shown.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+    expect(shown[1]?.tool_calls).toEqual(['everyday_action {"what":"the weather"}']);
+    expect(shown[2]?.content).toBe('✓ everyday_action: found the weather');
+    expect(shown.at(-1)?.content).toBe('Tomorrow too.');
+    const newest = await call(client, 'get_session', { id: first.sessionId, limit: 2 });
+    expect(newest.structuredContent).toMatchObject({ earlier_messages: true });
+  });
+
+  it('refuses a tool that needs confirmation, saying nobody on an MCP host can approve it', async () => {
+    const client = await connect(navi.navi.url);
+    navi.fake.enqueue(
+      { toolCalls: [{ name: 'guarded_action', arguments: { what: 'delete the backups' } }] },
+      { text: 'I could not do that here.' },
+    );
+    const asked = await askNavi(client, { message: 'Delete the backups.' });
+    expect(guarded.calls).toEqual([]);
+    expect(asked.answer).toBe('I could not do that here.');
+    expect(asked.progress.map((p) => p.message).join('\n')).toContain('✗ guarded_action: ');
+    const toolResult = navi.fake.requests.at(-1)?.body.messages?.find((m) => m.role === 'tool');
+    expect(String(toolResult?.content)).toContain("Navi's MCP server, where nobody can approve a tool");
+  });
+
+  it('answers bad arguments with errors that say what is wrong', async () => {
+    const client = await connect(navi.navi.url);
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['ask_navi', {}, /message/],
+      ['ask_navi', { message: 42 }, /message/],
+      ['ask_navi', { message: '' }, /message is empty/],
+      ['ask_navi', { message: 'x'.repeat(1_000_001) }, /longer than 1000000 characters/],
+      ['ask_navi', { message: 'hi', session_id: 'not-a-session' }, /not a Navi session id/],
+      [
+        'ask_navi',
+        { message: 'hi', session_id: '00000000-0000-4000-8000-000000000000' },
+        /no session 00000000/,
+      ],
+      ['ask_navi', { message: 'hi', profile: 'nope' }, /no agent profile "nope"\. Profiles: .*plain/],
+      ['get_session', { id: '../../etc/passwd' }, /not a Navi session id/],
+      ['get_session', { id: '00000000-0000-4000-8000-000000000000' }, /no session/],
+      ['get_session', {}, /id/],
+      ['list_sessions', { limit: 'ten' }, /limit/],
+      ['list_sessions', { limit: 0 }, /at least 1/],
+      ['search_memory', { query: 7 }, /query/],
+    ];
+    for (const [name, args, expected] of cases) {
+      const result = await call(client, name, args);
+      expect(result.isError, `${name} ${JSON.stringify(args).slice(0, 80)}`).toBe(true);
+      expect(textOf(result)).toMatch(expected);
+    }
+    expect(navi.fake.requests.filter((r) => r.kind === 'chat')).toEqual([]);
+  });
+
+  it('refuses a profile that is not the session’s', async () => {
+    const client = await connect(navi.navi.url);
+    const id = await navi.navi.createSession('plain');
+    const result = await call(client, 'ask_navi', { message: 'hi', session_id: id, profile: 'other' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('uses the profile "plain", not "other"');
+  });
+
+  it('refuses a second message while the session answers, and stops the run when the call is cancelled', async () => {
+    const client = await connect(navi.navi.url);
+    const id = await navi.navi.createSession('plain');
+    const isMine = (r: RecordedRequest) => r.body.messages?.at(-1)?.content === 'Take your time.';
+    navi.fake.setDefault((r) => (isMine(r) ? { hang: true } : { text: 'Noted.' }));
+    const cancel = new AbortController();
+    const first = askNavi(client, { message: 'Take your time.', session_id: id }, { signal: cancel.signal });
+    for (let n = 1; !navi.fake.requests.some(isMine); n++) await navi.fake.waitForRequests(n);
+    const busy = await call(client, 'ask_navi', { message: 'Me too.', session_id: id });
+    expect(busy.isError).toBe(true);
+    expect(textOf(busy)).toContain('already answering');
+    cancel.abort();
+    await expect(first).rejects.toThrow();
+    await navi.fake.waitForAborted(1);
+    // The stopped run has saved and let go of the session: a new message runs there.
+    await navi.navi.app.navi.runs.idle(id);
+    navi.fake.setDefault(undefined);
+    navi.fake.enqueue({ text: 'Done now.' });
+    const next = await askNavi(client, { message: 'Again?', session_id: id });
+    expect(next.answer).toBe('Done now.');
+  });
+
+  it('is served to loopback clients naming a loopback host only, without a token', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        `${navi.navi.url}/mcp`,
+        { method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(status).toBe(403);
+  });
+
+  it('closes the least recently used idle session when 64 are open', async () => {
+    const first = await initialize(navi.navi.url);
+    expect(first.status).toBe(200);
+    expect(await ping(navi.navi.url, first.sessionId ?? '')).toBe(200);
+    for (let i = 0; i < 64; i++) expect((await initialize(navi.navi.url)).status).toBe(200);
+    expect(await ping(navi.navi.url, first.sessionId ?? '')).toBe(404);
+  });
+
+  it('ends a session on DELETE and refuses requests without a session', async () => {
+    const { sessionId } = await initialize(navi.navi.url);
+    const del = await fetch(`${navi.navi.url}/mcp`, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': sessionId ?? '', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+    });
+    expect(del.status).toBe(200);
+    expect(await ping(navi.navi.url, sessionId ?? '')).toBe(404);
+    const get = await fetch(`${navi.navi.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(get.status).toBe(400);
+    expect(await get.text()).toContain('initialize');
+  });
+
+  it('searches long-term memory', async () => {
+    // A new fact has the memory summary rewritten in the background: the model answers that too.
+    navi.fake.setDefault({ text: 'The user likes coffee.' });
+    await navi.navi.services.memory?.store.upsert({
+      category: 'preferences',
+      key: 'coffee',
+      value: 'flat white, no sugar',
+    });
+    const client = await connect(navi.navi.url);
+    const found = await call(client, 'search_memory', { query: 'coffee' });
+    expect(found.isError).toBeFalsy();
+    expect((found.structuredContent as { facts: { value: string }[] }).facts).toContainEqual(
+      expect.objectContaining({ key: 'coffee', value: 'flat white, no sugar' }),
+    );
+    const none = await call(client, 'search_memory', { query: 'zeppelin' });
+    expect((none.structuredContent as { facts: unknown[] }).facts).toEqual([]);
+  });
+});
+
+describe('Navi as an MCP server over HTTP with NAVI_API_TOKEN', () => {
+  const token = 'mcp-test-token-0123456789';
+  let navi: NaviWithLlm;
+  beforeAll(async () => {
+    navi = await startNaviWithLlm({
+      settings: { NAVI_API_TOKEN: token, PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' },
+    });
+  });
+  afterEach(async () => {
+    await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await navi?.close();
+  });
+
+  it('refuses a client without the token with 401', async () => {
+    expect((await initialize(navi.navi.url)).status).toBe(401);
+    expect((await initialize(navi.navi.url, { authorization: 'Bearer wrong' })).status).toBe(401);
+    await expect(connect(navi.navi.url)).rejects.toThrow(/A valid API token is required/);
+  });
+
+  it('serves a client with the token', async () => {
+    const client = await connect(navi.navi.url, { authorization: `Bearer ${token}` });
+    navi.fake.enqueue({ text: 'Hello from behind the token.' });
+    const asked = await askNavi(client, { message: 'Hello?' });
+    expect(asked.answer).toBe('Hello from behind the token.');
+  });
+});
