@@ -10,11 +10,12 @@ import type { Settings } from '../config/settings.js';
 import { failureErrorCode } from '../llm/failures.js';
 import type { BackendRegistry } from '../llm/registry.js';
 import { type AgentEvent, isAfterRunEvent } from '../protocol/events.js';
-import type { KvStore, SessionStore, StoredMessage } from '../store/types.js';
+import type { KvStore, SessionPatch, SessionStore, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle } from '../tools/types.js';
 import { AsyncQueue } from '../util/async-queue.js';
 import { findUnverifiedClaims } from './claims.js';
+import { contextOfHistory, historyAgrees } from './client-history.js';
 import { shouldCompress } from './compression.js';
 import type { ContextCompressor } from './compressor.js';
 import { toChatMessages } from './context-view.js';
@@ -22,6 +23,7 @@ import { streamTurn } from './llm-turn.js';
 import { type CapabilityLookup, type ModelCall, modelCall, offeredTools, textOnly } from './model-fit.js';
 import { runPlanning } from './planning.js';
 import type { LoopOutcome, RunState } from './run-state.js';
+import { addCall, emptyUsage } from './run-usage.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
 import { normaliseCallIds, runToolCalls } from './tool-turn.js';
 import { type AnswerEnd, type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
@@ -147,9 +149,13 @@ export class Agent implements AgentApi {
     const profile = this.deps.profiles.get(session.profile_id) ?? this.deps.profiles.getDefault();
     const transcript = new SessionTranscript(sessionId, sessions, log, this.deps.saveIntervalMs);
     const rerun = input.rewind?.rerun === true;
-    const patch: { last_active: string; title?: string } = { last_active: this.now().toISOString() };
+    const patch: SessionPatch = { last_active: this.now().toISOString() };
     if (!session.title && !input.contextOnly && !rerun && input.content.trim())
       patch.title = titleFrom(input.content);
+    // A rewind names messages of the stored context, which a client's history would replace.
+    const replaced =
+      input.history && !input.rewind ? await this.adoptHistory(sessionId, input.history) : false;
+    if (replaced) patch.context_token_count = replaced.tokens;
     // A new message carries the session's patch into its own write; a rewind's comes below.
     const opening = await openTurn(
       this.records,
@@ -166,7 +172,11 @@ export class Agent implements AgentApi {
     const context = await transcript.loadContext();
     // The count read for the removed turns would be stale: an estimate of what is left stands in
     // until the run's first LLM call reports the real figure.
-    const tokens = input.rewind ? estimateTokens('', context, '') : session.context_token_count;
+    const tokens = input.rewind
+      ? estimateTokens('', context, '')
+      : replaced
+        ? replaced.tokens
+        : session.context_token_count;
     if (input.rewind) await sessions.update(sessionId, { ...patch, context_token_count: tokens });
     // Sent once the session is as the rest of the run finds it, so a client reading it now agrees.
     const rewound = rewoundEvent(opening.rewound);
@@ -187,6 +197,7 @@ export class Agent implements AgentApi {
       ...(session.model_override ? { modelOverride: session.model_override } : {}),
       notices: new Set(),
       calls: [],
+      usage: emptyUsage(),
     };
 
     await this.compressIfNeeded(state, log);
@@ -204,6 +215,7 @@ export class Agent implements AgentApi {
         content: outcome.content,
         ...answerId(outcome.messageId),
         ...(await figures()),
+        usage: { ...state.usage },
       });
       // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
       // The next run of the session waits for it before it reads the context.
@@ -220,6 +232,7 @@ export class Agent implements AgentApi {
         content: outcome.content,
         ...answerId(outcome.messageId),
         ...(await figures()),
+        usage: { ...state.usage },
       });
     } else {
       // Saved before the event goes out, so a client that reloads on the error finds it.
@@ -252,11 +265,15 @@ export class Agent implements AgentApi {
         created_at: this.now().toISOString(),
       };
       let writer: AnswerWriter | undefined;
+      const messages = textOnly(
+        [{ role: 'system', content: system }, ...toChatMessages(state.context)],
+        call,
+      );
       const turn = await streamTurn(
         backend,
         {
           model,
-          messages: textOnly([{ role: 'system', content: system }, ...toChatMessages(state.context)], call),
+          messages,
           ...(tools.length > 0 ? { tools } : {}),
           temperature: state.profile.temperature,
           contextWindow: call.window,
@@ -275,6 +292,13 @@ export class Agent implements AgentApi {
       state.tokens = turn.usage
         ? turn.usage.promptTokens + turn.usage.completionTokens
         : estimateTokens(system, state.context, turn.text);
+      addCall(state.usage, turn.usage, () => ({
+        messages,
+        tools,
+        text: turn.text,
+        thinking: turn.thinking,
+        toolCalls: turn.toolCalls,
+      }));
 
       // The answer's id when it is stored; an empty answer nobody saw begin is not. The token
       // count goes with the answer's write, or on its own when there is no answer.
@@ -389,13 +413,15 @@ export class Agent implements AgentApi {
   private async plan(state: RunState, log: Logger): Promise<void> {
     try {
       const call = await modelCall(state, this.deps);
-      const plan = await runPlanning(call.backend, {
+      const planning = await runPlanning(call.backend, {
         system: await this.systemPrompt(state, log),
         context: textOnly(toChatMessages(state.context), call),
         model: call.model,
         contextWindow: call.window,
         signal: state.signal,
       });
+      addCall(state.usage, planning.usage, () => ({ messages: planning.messages, text: planning.reply }));
+      const { plan } = planning;
       if (!plan) return;
       const message: StoredMessage = {
         id: this.newId(),
@@ -465,12 +491,9 @@ export class Agent implements AgentApi {
         signal: state.signal,
       });
       if (!result) return;
+      if (result.usage) addCall(state.usage, result.usage, () => ({ messages: [], text: '' }));
       const before = state.context.length;
-      await this.deps.sessions.replaceContextPrefix(
-        state.transcript.sessionId,
-        result.firstKeptId,
-        result.summary,
-      );
+      await this.applySummary(state, result.firstKeptId, result.summary);
       state.context = await state.transcript.loadContext();
       // The count was measured on the context before the summary: an estimate of what is left
       // stands in (stored, and sent, so GET agrees) until the next LLM call reports the real one.
@@ -485,6 +508,47 @@ export class Agent implements AgentApi {
     } catch (err) {
       log.error({ err }, 'context compression failed; the context was left as it was');
     }
+  }
+
+  /**
+   * Puts a summary in place of the context before `firstKeptId`. A client's system messages
+   * (docs/openai-api.md#sessions-and-history) are instructions, not conversation: they stay
+   * before the summary as they were, so the next request's history still agrees with the context.
+   */
+  private async applySummary(
+    state: RunState,
+    firstKeptId: string | null,
+    summary: StoredMessage,
+  ): Promise<void> {
+    const { sessions } = this.deps;
+    const sessionId = state.transcript.sessionId;
+    const keptFrom =
+      firstKeptId === null ? state.context.length : state.context.findIndex((m) => m.id === firstKeptId);
+    const older = keptFrom < 0 ? [] : state.context.slice(0, keptFrom);
+    const systems = older.filter((m) => m.role === 'system');
+    if (systems.length === 0) return sessions.replaceContextPrefix(sessionId, firstKeptId, summary);
+    await sessions.replaceContext(sessionId, [...systems, summary, ...state.context.slice(keptFrom)]);
+  }
+
+  /**
+   * A client's history (`RunInput.history`): when it tells another conversation than the
+   * session's, it becomes the session's context, and the run continues from it; resolves to the
+   * estimated tokens of the new context then, and to false when the stored context is kept.
+   * Reads both buffers once: a cost in proportion to the session, paid only by such clients.
+   */
+  private async adoptHistory(
+    sessionId: string,
+    history: NonNullable<RunInput['history']>,
+  ): Promise<{ tokens: number } | false> {
+    const { sessions } = this.deps;
+    const [display, context] = await Promise.all([
+      sessions.getMessages(sessionId),
+      sessions.getContext(sessionId),
+    ]);
+    if (historyAgrees(history, display, context)) return false;
+    const messages = contextOfHistory(history, this.newId, this.now().toISOString());
+    await sessions.replaceContext(sessionId, messages);
+    return { tokens: estimateTokens('', messages, '') };
   }
 
   private handleFor(state: RunState, callId: string): AgentHandle {
@@ -549,6 +613,7 @@ export class Agent implements AgentApi {
         : {}),
       notices: parent.notices,
       calls: [],
+      usage: parent.usage,
     };
     if (options.inheritSystemPrompt) state.basePrompt = parent.profile.system_prompt;
     const message: StoredMessage = {

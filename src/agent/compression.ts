@@ -9,8 +9,10 @@
  * always in the same turn and never separated.
  */
 import { randomUUID } from 'node:crypto';
+import type { ChatMessage } from '../llm/types.js';
 import type { StoredMessage } from '../store/types.js';
 import type { CompressionRequest, CompressionResult } from './compressor.js';
+import { estimateCall } from './run-usage.js';
 
 export const ARGUMENT_CHARS = 120;
 export const RESULT_CHARS = 300;
@@ -127,11 +129,12 @@ export async function compressContext(
   const kept = turns.slice(olderTurns.length);
   const older = [...leading, ...olderTurns.flat()];
 
+  const messages: ChatMessage[] = [
+    { role: 'system', content: INSTRUCTIONS },
+    { role: 'user', content: formatForSummary(older) },
+  ];
   const result = await backend.complete({
-    messages: [
-      { role: 'system', content: INSTRUCTIONS },
-      { role: 'user', content: formatForSummary(older) },
-    ],
+    messages,
     model,
     ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
     temperature,
@@ -152,5 +155,10 @@ export async function compressContext(
     kind: 'summary',
     created_at: now().toISOString(),
   };
-  return { summary, firstKeptId: kept[0]?.[0]?.id ?? null, removedCount: older.length };
+  return {
+    summary,
+    firstKeptId: kept[0]?.[0]?.id ?? null,
+    removedCount: older.length,
+    usage: result.usage ?? estimateCall({ messages, text: result.content }),
+  };
 }

@@ -1,5 +1,5 @@
 /** The seam between the agent loop and the compression algorithm (src/agent/compression.ts). */
-import type { LlmBackend } from '../llm/types.js';
+import type { LlmBackend, TokenUsage } from '../llm/types.js';
 import type { StoredMessage } from '../store/types.js';
 
 export interface CompressionRequest {
@@ -17,6 +17,8 @@ export interface CompressionResult {
   summary: StoredMessage;
   /** First context message kept verbatim; null when the summary replaces everything. */
   firstKeptId: string | null;
+  /** The tokens of the summariser's call (reported, or estimated), for the run's usage. */
+  usage?: TokenUsage;
 }
 
 /** Resolves to null when there is nothing to compress; rejects when the summariser failed. */

@@ -68,7 +68,12 @@ export function toChatMessages(context: readonly StoredMessage[]): ChatMessage[]
       continue;
     }
     closePending();
-    if (m.role === 'system') continue; // the system prompt is rebuilt per call, never stored
+    // Navi's own system prompt is rebuilt per call and never stored: a stored system message is a
+    // client's (docs/openai-api.md#sessions-and-history). A failure record never reaches the model.
+    if (m.role === 'system') {
+      if (m.kind === undefined) out.push({ role: 'system', content: m.content ?? '' });
+      continue;
+    }
     const msg: ChatMessage = { role: m.role, content: modelText(m) };
     if (m.images && m.images.length > 0) msg.images = m.images;
     if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {

@@ -2,7 +2,7 @@
  * The planning phase (docs/architecture.md#the-agent-loop): one fast call without tools or thinking that either answers
  * DIRECT (no plan needed) or lists numbered steps. Anything without numbered steps is no plan.
  */
-import type { ChatMessage, LlmBackend } from '../llm/types.js';
+import type { ChatMessage, LlmBackend, TokenUsage } from '../llm/types.js';
 
 export const PLANNING_INSTRUCTION = [
   'Before acting, decide whether the latest user request needs a plan.',
@@ -20,6 +20,14 @@ export function parsePlan(reply: string): string | null {
   return NUMBERED_STEP.test(text) ? text : null;
 }
 
+/** The plan (null: none), with what the call sent and got back, for the run's usage. */
+export interface PlanningResult {
+  plan: string | null;
+  messages: ChatMessage[];
+  reply: string;
+  usage?: TokenUsage;
+}
+
 export async function runPlanning(
   backend: LlmBackend,
   request: {
@@ -30,17 +38,23 @@ export async function runPlanning(
     /** The run's window, clamped to the model's (`CompletionRequest.contextWindow`). */
     contextWindow?: number;
   },
-): Promise<string | null> {
+): Promise<PlanningResult> {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: `${request.system}\n\n${PLANNING_INSTRUCTION}` },
+    ...request.context,
+  ];
   const result = await backend.complete({
     model: request.model,
     ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
-    messages: [
-      { role: 'system', content: `${request.system}\n\n${PLANNING_INSTRUCTION}` },
-      ...request.context,
-    ],
+    messages,
     think: false,
     temperature: 0.3,
     signal: request.signal,
   });
-  return parsePlan(result.content);
+  return {
+    plan: parsePlan(result.content),
+    messages,
+    reply: result.content,
+    ...(result.usage ? { usage: result.usage } : {}),
+  };
 }

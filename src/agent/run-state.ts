@@ -1,7 +1,7 @@
 /** The state one run carries through the loop: passed explicitly, never held in globals. */
 import type { Profile } from '../config/profiles.js';
 import type { ErrorCode } from '../protocol/error-codes.js';
-import type { AgentEvent, NoticeCode } from '../protocol/events.js';
+import type { AgentEvent, NoticeCode, RunUsage } from '../protocol/events.js';
 import type { ModelChoice } from '../protocol/rest.js';
 import type { StoredMessage } from '../store/types.js';
 import type { ConfirmRequest, RecallOrigin } from '../tools/types.js';
@@ -42,6 +42,8 @@ export interface RunState {
   window?: number;
   /** The run's tool calls so far, for the claim check (a subagent keeps its own). */
   calls: RunCall[];
+  /** Tokens of every LLM call of the run so far: one object, shared by reference with subagents. */
+  usage: RunUsage;
 }
 
 /** How the loop ended; `messageId` names the final answer it stored, when it stored one. */

@@ -11,8 +11,11 @@ export interface ReplyScript {
   chunkSize?: number;
   /** Pause between chunks. */
   delayMs?: number;
-  /** Reported token usage; by default estimated from the request and the reply (4 characters a token). */
-  usage?: { prompt: number; completion: number };
+  /**
+   * Reported token usage; by default estimated from the request and the reply (4 characters a
+   * token). `none`: no usage at all in the stream, as some servers send.
+   */
+  usage?: { prompt: number; completion: number } | 'none';
   /** Answer with this HTTP status and body instead of a completion. */
   httpError?: { status: number; body: string };
   /** Destroy the socket after this many chunks: a stream cut half-way. */

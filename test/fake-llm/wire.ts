@@ -19,7 +19,7 @@ export function usageOf(
   script: ReplyScript,
   request: RecordedRequest,
 ): { prompt: number; completion: number } {
-  if (script.usage) return script.usage;
+  if (script.usage && script.usage !== 'none') return script.usage;
   const produced =
     (script.thinking ?? '') +
     (script.text ?? '') +
@@ -65,8 +65,7 @@ export function ollamaFrames(script: ReplyScript, request: RecordedRequest): str
       done: true,
       done_reason: script.finishReason ?? 'stop',
       total_duration: 1000,
-      prompt_eval_count: usage.prompt,
-      eval_count: usage.completion,
+      ...(script.usage === 'none' ? {} : { prompt_eval_count: usage.prompt, eval_count: usage.completion }),
     })}\n`,
   );
   return frames;
@@ -101,7 +100,7 @@ export function openAiFrames(script: ReplyScript, request: RecordedRequest): str
   });
   const hasCalls = (script.toolCalls ?? []).length > 0;
   frames.push(event({}, script.finishReason ?? (hasCalls ? 'tool_calls' : 'stop')));
-  if (request.body.stream_options?.include_usage) {
+  if (request.body.stream_options?.include_usage && script.usage !== 'none') {
     const usage = usageOf(script, request);
     frames.push(
       `data: ${JSON.stringify({

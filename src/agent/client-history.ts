@@ -1,0 +1,133 @@
+/**
+ * A client's own history (`RunInput.history`, docs/openai-api.md#sessions-and-history): does it
+ * tell the conversation the session already holds, or has the client's conversation gone its own
+ * way (an earlier message edited, turns deleted, a system prompt added or changed), so that its
+ * history must become the session's context?
+ *
+ * What is compared is what such a client can know: the texts of the user messages and of the
+ * answers it was sent. Tool calls, tool results, plans, summaries, injected images and failure
+ * records are Navi's own and never reach it, so they take no part; a run's answer counts as
+ * matching when it is the turn's final answer, or every answer text of the turn run together
+ * (what a streaming client collected from the deltas), whitespace aside. System messages are
+ * compared with the context's, since only the context holds them.
+ */
+import type { StoredMessage } from '../store/types.js';
+import type { HistoryMessage } from './types.js';
+
+/** One user message and the answers that followed it (no user: answers before any). */
+interface Exchange {
+  user?: string;
+  answers: string[];
+}
+
+/** A user or assistant text of the client's history, trimmed; empty answers are left out. */
+interface Said {
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+/**
+ * True when `history` tells the same conversation as `display` (the session's display buffer)
+ * or as the user and assistant messages of `context` (which, after an earlier replacement, are
+ * the client's own), and its system messages are the context's. Costs one pass over each list.
+ */
+export function historyAgrees(
+  history: readonly HistoryMessage[],
+  display: readonly StoredMessage[],
+  context: readonly StoredMessage[],
+): boolean {
+  const systems = history.filter((m) => m.role === 'system').map((m) => m.content.trim());
+  const stored = context
+    .filter((m) => m.role === 'system' && m.kind === undefined)
+    .map((m) => (m.content ?? '').trim());
+  if (!sameList(systems, stored)) return false;
+  const said = saidOf(history);
+  return tells(said, exchangesOf(display)) || tells(said, exchangesOf(context));
+}
+
+/**
+ * The context the client's history stands for: its messages in its order, with fresh ids; user
+ * messages keep their images, and system messages stay system messages (the model reads them
+ * after Navi's own system prompt, which is built per call and never stored).
+ */
+export function contextOfHistory(
+  history: readonly HistoryMessage[],
+  newId: () => string,
+  createdAt: string,
+): StoredMessage[] {
+  return history.map((m) => ({
+    id: newId(),
+    role: m.role,
+    content: m.content,
+    created_at: createdAt,
+    ...(m.role === 'user' && m.images && m.images.length > 0 ? { images: m.images } : {}),
+  }));
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function saidOf(history: readonly HistoryMessage[]): Said[] {
+  const said: Said[] = [];
+  for (const m of history) {
+    if (m.role === 'system') continue;
+    const text = m.content.trim();
+    if (m.role === 'assistant' && text === '') continue;
+    said.push({ role: m.role, text });
+  }
+  return said;
+}
+
+/** A user message the person wrote (or a form they sent): not a summary or a tool's image. */
+function isUserTurn(m: StoredMessage): boolean {
+  return m.role === 'user' && m.kind !== 'summary' && m.kind !== 'injected_image';
+}
+
+/** An answer the client was sent: assistant text that is no tool call and no plan. */
+function answerText(m: StoredMessage): string | undefined {
+  if (m.role !== 'assistant' || m.kind === 'plan' || (m.tool_calls && m.tool_calls.length > 0))
+    return undefined;
+  const text = (m.content ?? '').trim();
+  return text === '' ? undefined : text;
+}
+
+function exchangesOf(messages: readonly StoredMessage[]): Exchange[] {
+  const exchanges: Exchange[] = [];
+  for (const m of messages) {
+    if (isUserTurn(m)) {
+      exchanges.push({ user: (m.content ?? '').trim(), answers: [] });
+      continue;
+    }
+    const answer = answerText(m);
+    if (answer === undefined) continue;
+    if (exchanges.length === 0) exchanges.push({ answers: [] });
+    exchanges[exchanges.length - 1]!.answers.push(answer);
+  }
+  return exchanges;
+}
+
+const WHITESPACE = /\s+/g;
+
+function answerMatches(text: string, answers: readonly string[]): boolean {
+  if (text === answers[answers.length - 1]) return true;
+  return text.replace(WHITESPACE, '') === answers.join('').replace(WHITESPACE, '');
+}
+
+function tells(said: readonly Said[], exchanges: readonly Exchange[]): boolean {
+  let i = 0;
+  for (const exchange of exchanges) {
+    if (exchange.user !== undefined) {
+      const user = said[i++];
+      if (user?.role !== 'user' || user.text !== exchange.user) return false;
+    }
+    const next = said[i];
+    if (exchange.answers.length === 0) {
+      if (next?.role === 'assistant') return false;
+      continue;
+    }
+    if (next?.role !== 'assistant' || !answerMatches(next.text, exchange.answers)) return false;
+    i++;
+  }
+  return i === said.length;
+}

@@ -1,0 +1,360 @@
+/**
+ * Runs of clients other than Navi's web client, as the OpenAI-compatible API and Navi's MCP
+ * server start them (`startHeadlessRun` with `source` and `history`), against the real agent and
+ * the fake LLM server: the client's history replaces the session's context only when it tells
+ * another conversation (docs/openai-api.md#sessions-and-history), the run reports its token
+ * usage, and nobody on such a client is asked to approve a tool.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { HistoryMessage, RunInput } from '../../src/agent/types.js';
+import { isTerminalEvent, type RunUsage, type ServerEvent } from '../../src/protocol/events.js';
+import { CLIENT_CANNOT_CONFIRM } from '../../src/server/agent-run.js';
+import { startHeadlessRun } from '../../src/server/headless-run.js';
+import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import type { FakeLlm, RecordedMessage, RecordedRequest } from '../fake-llm/index.js';
+import type { NaviHandle } from '../support/navi.js';
+import { startNaviWithLlm } from '../support/navi-with-llm.js';
+import { plainProfile, profilesDir } from '../support/profiles.js';
+import { chatRequests, getSession } from '../support/rest.js';
+import { EventClient } from '../support/ws-client.js';
+
+const profiles = profilesDir([
+  { ...plainProfile, max_iterations: 8, confirm_tools: ['guarded_*'] },
+  { ...plainProfile, id: 'free', name: 'Free', autonomy: 'autonomous' },
+]);
+
+/** A tool the plain profile marks for confirmation; it records every call that really ran. */
+function guardedTool(): ToolDefinition & { calls: ToolParams[] } {
+  const calls: ToolParams[] = [];
+  return {
+    name: 'guarded_action',
+    description: 'Does something the user must approve first.',
+    parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+    calls,
+    async execute(params) {
+      calls.push(params);
+      return { success: true, output: `did ${String(params.what)}` };
+    },
+  };
+}
+
+/** A tool nothing marks for confirmation. */
+const lookupTool: ToolDefinition = {
+  name: 'lookup_fact',
+  description: 'Looks a fact up.',
+  parameters: { type: 'object', properties: {} },
+  async execute() {
+    return { success: true, output: 'FACT-42' };
+  },
+};
+
+let fake: FakeLlm;
+let navi: NaviHandle;
+let close: () => Promise<void> = async () => {};
+let guarded: ReturnType<typeof guardedTool>;
+
+beforeAll(async () => {
+  guarded = guardedTool();
+  ({ fake, navi, close } = await startNaviWithLlm({
+    settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain', OLLAMA_THINK: 'false' },
+    extraTools: [guarded, lookupTool],
+  }));
+});
+afterEach(() => {
+  fake.reset();
+  guarded.calls.length = 0;
+});
+afterAll(() => close());
+
+/** Runs `input` as a headless client does; resolves to every event up to the terminal one. */
+function run(sessionId: string, input: Omit<RunInput, 'trigger'>): Promise<ServerEvent[]> {
+  const events: ServerEvent[] = [];
+  return new Promise((resolve, reject) => {
+    startHeadlessRun(navi.app.navi.runs, sessionId, { trigger: 'user', ...input }, (event) => {
+      events.push(event);
+      if (isTerminalEvent(event)) resolve(events);
+    }).catch(reject);
+  });
+}
+
+function terminal(events: ServerEvent[]): ServerEvent {
+  const last = events.filter((e) => isTerminalEvent(e)).at(-1);
+  if (!last) throw new Error(`no terminal event in ${JSON.stringify(events.map((e) => e.type))}`);
+  return last;
+}
+
+function usageOf(events: ServerEvent[]): RunUsage | undefined {
+  const end = terminal(events);
+  return end.type === 'stream_end' || end.type === 'stream_stopped' ? end.usage : undefined;
+}
+
+/** The messages of a chat request after Navi's own system prompt, as role and text. */
+function conversation(request: RecordedRequest | undefined): string[] {
+  const messages: RecordedMessage[] = request?.body.messages ?? [];
+  return messages.slice(1).map((m) => {
+    if (m.role === 'tool') return `tool: ${String(m.content)}`;
+    if (m.tool_calls && m.tool_calls.length > 0)
+      return m.content ? `assistant: ${String(m.content)} (tool call)` : 'assistant: (tool call)';
+    return `${m.role}: ${String(m.content)}`;
+  });
+}
+
+const lastChat = () => chatRequests(fake).at(-1);
+
+/** One turn with a tool call: "Let me look." before it, "The fact is 42." after. */
+async function turnWithTool(sessionId: string, question: string): Promise<void> {
+  fake.enqueue(
+    { text: 'Let me look.', toolCalls: [{ id: 'l1', name: 'lookup_fact', arguments: {} }] },
+    { text: 'The fact is 42.' },
+  );
+  const events = await run(sessionId, { content: question });
+  expect(terminal(events)).toMatchObject({ type: 'stream_end', content: 'The fact is 42.' });
+}
+
+describe('a client history that tells the session as it is', () => {
+  it('keeps the stored context, tool calls included', async () => {
+    const id = await navi.createSession();
+    await turnWithTool(id, 'What is the fact?');
+    fake.enqueue({ text: 'Still 42.' });
+    const history: HistoryMessage[] = [
+      { role: 'user', content: 'What is the fact?' },
+      { role: 'assistant', content: '  The fact is 42.\n' },
+    ];
+    await run(id, { content: 'Sure?', history, source: 'openai' });
+    expect(conversation(lastChat())).toEqual([
+      'user: What is the fact?',
+      // The backend sends the text said before the calls and the calls as one message.
+      'assistant: Let me look. (tool call)',
+      'tool: FACT-42',
+      'assistant: The fact is 42.',
+      'user: Sure?',
+    ]);
+  });
+
+  it('agrees with every answer of the turn run together, as a streaming client collected them', async () => {
+    const id = await navi.createSession();
+    await turnWithTool(id, 'What is the fact?');
+    fake.enqueue({ text: 'Yes.' });
+    const history: HistoryMessage[] = [
+      { role: 'user', content: 'What is the fact?' },
+      { role: 'assistant', content: 'Let me look.The fact is 42.' },
+      { role: 'assistant', content: '   ' },
+    ];
+    await run(id, { content: 'Sure?', history });
+    expect(conversation(lastChat())).toContain('tool: FACT-42');
+  });
+
+  it('on an empty session with an empty history changes nothing', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'Hi.' });
+    await run(id, { content: 'Hello', history: [] });
+    expect(conversation(lastChat())).toEqual(['user: Hello']);
+  });
+});
+
+describe('a client history that tells another conversation', () => {
+  it('an edited earlier message: the model reads the client history and the new message', async () => {
+    const id = await navi.createSession();
+    await turnWithTool(id, 'What is the fact?');
+    fake.enqueue({ text: 'Fine.' });
+    const history: HistoryMessage[] = [
+      { role: 'user', content: 'What is the other fact?' },
+      { role: 'assistant', content: 'The fact is 42.' },
+    ];
+    await run(id, { content: 'And now?', history, source: 'openai' });
+    expect(conversation(lastChat())).toEqual([
+      'user: What is the other fact?',
+      'assistant: The fact is 42.',
+      'user: And now?',
+    ]);
+    // The display buffer keeps what happened in Navi, and the new turn after it.
+    const detail = await getSession(navi, id);
+    expect(detail.messages.map((m) => `${m.role}: ${m.content ?? '(tool call)'}`)).toEqual([
+      'user: What is the fact?',
+      'assistant: Let me look.',
+      'assistant: (tool call)',
+      'tool: FACT-42',
+      'assistant: The fact is 42.',
+      'user: And now?',
+      'assistant: Fine.',
+    ]);
+  });
+
+  it('deleted turns: the model no longer reads them', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'One.' }, { text: 'Two.' }, { text: 'Three.' });
+    await run(id, { content: 'first' });
+    await run(id, { content: 'second' });
+    await run(id, {
+      content: 'third',
+      history: [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'One.' },
+      ],
+    });
+    expect(conversation(lastChat())).toEqual(['user: first', 'assistant: One.', 'user: third']);
+  });
+
+  it('an added system message: the model reads it after Navi’s system prompt', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'One.' }, { text: 'Deux.' }, { text: 'Trois.' });
+    await run(id, { content: 'first' });
+    const history: HistoryMessage[] = [
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'One.' },
+    ];
+    await run(id, { content: 'second', history });
+    // Backends send every system message as one, first, so strict chat templates take it.
+    const system = () => lastChat()?.body.messages?.[0];
+    expect(system()?.role).toBe('system');
+    expect(String(system()?.content)).toMatch(/You are a test profile\.[\s\S]*\n\nAnswer in French\.$/);
+    expect(conversation(lastChat())).toEqual(['user: first', 'assistant: One.', 'user: second']);
+    // The next request carries the same history on: the context now agrees with it and is kept.
+    await run(id, {
+      content: 'third',
+      history: [...history, { role: 'user', content: 'second' }, { role: 'assistant', content: 'Deux.' }],
+    });
+    expect(String(system()?.content)).toMatch(/\n\nAnswer in French\.$/);
+    expect(conversation(lastChat())).toEqual([
+      'user: first',
+      'assistant: One.',
+      'user: second',
+      'assistant: Deux.',
+      'user: third',
+    ]);
+  });
+
+  it('once replaced, a later request with the same history keeps the tool calls run since', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'One.' });
+    await run(id, { content: 'first' });
+    const history: HistoryMessage[] = [
+      { role: 'user', content: 'first, edited' },
+      { role: 'assistant', content: 'One.' },
+    ];
+    fake.enqueue(
+      { toolCalls: [{ id: 'l2', name: 'lookup_fact', arguments: {} }] },
+      { text: 'The fact is 42.' },
+      { text: 'Done.' },
+    );
+    await run(id, { content: 'look it up', history });
+    await run(id, {
+      content: 'thanks',
+      history: [
+        ...history,
+        { role: 'user', content: 'look it up' },
+        { role: 'assistant', content: 'The fact is 42.' },
+      ],
+    });
+    expect(conversation(lastChat())).toEqual([
+      'user: first, edited',
+      'assistant: One.',
+      'user: look it up',
+      'assistant: (tool call)',
+      'tool: FACT-42',
+      'assistant: The fact is 42.',
+      'user: thanks',
+    ]);
+  });
+
+  it('keeps the images of user messages', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'A cat.' });
+    await run(id, {
+      content: 'And this one?',
+      history: [
+        { role: 'user', content: 'What is in it?', images: ['aGVsbG8='] },
+        { role: 'assistant', content: 'A dog.' },
+      ],
+    });
+    const messages = lastChat()?.body.messages ?? [];
+    expect(messages.slice(1).map((m) => [m.role, m.images ?? []])).toEqual([
+      ['user', ['aGVsbG8=']],
+      ['assistant', []],
+      ['user', []],
+    ]);
+  });
+});
+
+describe('run usage', () => {
+  it('sums every LLM call of the run, a subagent’s included, on stream_end', async () => {
+    const id = await navi.createSession();
+    fake.enqueue(
+      {
+        toolCalls: [{ id: 'u1', name: 'lookup_fact', arguments: {} }],
+        usage: { prompt: 100, completion: 1 },
+      },
+      {
+        toolCalls: [{ id: 'u2', name: 'spawn_agent', arguments: { task: 'Check the fact.' } }],
+        usage: { prompt: 200, completion: 2 },
+      },
+      { text: 'Checked.', usage: { prompt: 30, completion: 3 } },
+      { text: 'The fact is 42, checked.', usage: { prompt: 400, completion: 4 } },
+    );
+    const events = await run(id, { content: 'Look it up and have it checked.' });
+    expect(terminal(events)).toMatchObject({ type: 'stream_end', content: 'The fact is 42, checked.' });
+    expect(chatRequests(fake)).toHaveLength(4);
+    expect(usageOf(events)).toEqual({ prompt_tokens: 730, completion_tokens: 10 });
+  });
+
+  it('is estimated when the backend reports none', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'An answer of some length, to count.', usage: 'none' });
+    const events = await run(id, { content: 'A question of some length, to count.' });
+    const usage = usageOf(events);
+    // Navi's system prompt alone is more than a few hundred characters.
+    expect(usage?.prompt_tokens).toBeGreaterThan(20);
+    expect(usage?.completion_tokens).toBe(Math.ceil('An answer of some length, to count.'.length / 4));
+  });
+
+  it('goes on stream_stopped too', async () => {
+    const id = await navi.createSession();
+    fake.enqueue({ text: 'Slow answer that never ends', chunkSize: 1, stallAfterChunks: 3, usage: 'none' });
+    const events: ServerEvent[] = [];
+    const ended = new Promise<void>((resolve) => {
+      void startHeadlessRun(navi.app.navi.runs, id, { trigger: 'user', content: 'go' }, (event) => {
+        events.push(event);
+        if (event.type === 'stream_delta' && events.filter((e) => e.type === 'stream_delta').length === 1)
+          navi.app.navi.runs.get(id)?.stop();
+        if (isTerminalEvent(event)) resolve();
+      });
+    });
+    await ended;
+    expect(terminal(events).type).toBe('stream_stopped');
+    expect(usageOf(events)?.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('tool confirmations on a client that cannot answer them', () => {
+  it('refuses a tool that needs one, even with a web client watching, saying why', async () => {
+    const id = await navi.createSession();
+    const cookie = await navi.pair();
+    const watcher = await EventClient.connect(navi.wsUrl(id), { headers: { cookie } });
+    fake.enqueue(
+      { toolCalls: [{ id: 'g1', name: 'guarded_action', arguments: { what: 'the backup' } }] },
+      { text: 'Could not.' },
+    );
+    const events = await run(id, { content: 'back up', source: 'openai' });
+    const call = events.find((e) => e.type === 'tool_call');
+    expect(call).toMatchObject({ tool: 'guarded_action', success: false });
+    expect(call?.type === 'tool_call' ? call.result : '').toContain(CLIENT_CANNOT_CONFIRM.openai);
+    expect(events.some((e) => e.type === 'tool_confirm_request')).toBe(false);
+    expect(guarded.calls).toHaveLength(0);
+    await watcher.close();
+  });
+
+  it('lets an autonomous profile run the tool without asking', async () => {
+    const id = await navi.createSession('free');
+    fake.enqueue(
+      { toolCalls: [{ id: 'g2', name: 'guarded_action', arguments: { what: 'the backup' } }] },
+      { text: 'Done.' },
+    );
+    const events = await run(id, { content: 'back up', source: 'mcp' });
+    expect(events.find((e) => e.type === 'tool_call')).toMatchObject({
+      success: true,
+      result: 'did the backup',
+    });
+    expect(guarded.calls).toEqual([{ what: 'the backup' }]);
+  });
+});
