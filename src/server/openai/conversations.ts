@@ -1,0 +1,76 @@
+/**
+ * Which Navi session a Chat Completions request runs in. OpenAI's API keeps no state, so a
+ * client names the conversation itself: `metadata.session_id` (or, failing that, `user`) is
+ * either a Navi session's id, or a key of the client's own that Navi maps to a session it
+ * creates on first use. Without a key, every request is a new session.
+ *
+ * The mapping lives in the key-value store under a reserved id that is no session's: the
+ * `session_kv` table has no foreign key to sessions on either engine (subagents keep state the
+ * same way), and deleting a session leaves a stale entry that the next use replaces.
+ */
+
+import { NAVI_MODEL_PREFIX } from '../../protocol/openai.js';
+import type { SessionRecord } from '../../store/types.js';
+import { createSession } from '../headless-run.js';
+import type { NaviServices } from '../services.js';
+import { isUuid } from '../session-lookup.js';
+import { OpenAiParamError } from './errors.js';
+
+/** The key-value "session" holding conversation keys; not a UUID, so no session can be it. */
+export const CONVERSATIONS_KV_ID = 'openai_conversations';
+
+interface Mapping {
+  session_id: string;
+}
+
+function refuseOtherProfile(session: SessionRecord, profileId: string): void {
+  if (session.profile_id === profileId) return;
+  throw new OpenAiParamError(
+    'BAD_REQUEST',
+    `session ${session.id} belongs to the profile "${session.profile_id}", not "${profileId}"; ` +
+      `ask for the model ${NAVI_MODEL_PREFIX}${session.profile_id}, or name another session`,
+    'model',
+  );
+}
+
+export class Conversations {
+  /** First uses of a key in progress, so two at once create one session, not two. */
+  private readonly creating = new Map<string, Promise<SessionRecord>>();
+
+  constructor(private readonly services: NaviServices) {}
+
+  /**
+   * The session a request with `key` (or none) and the model of `profileId` runs in. A Navi
+   * session's id names that session, which must be of the model's profile; any other key is a
+   * conversation of that model (the same key with another model is another conversation).
+   */
+  async sessionFor(profileId: string, key: string | undefined): Promise<SessionRecord> {
+    if (key === undefined) return createSession(this.services, profileId);
+    if (isUuid(key)) {
+      const session = await this.services.sessions.get(key);
+      if (session) {
+        refuseOtherProfile(session, profileId);
+        return session;
+      }
+    }
+    const entry = `${profileId}/${key}`;
+    const pending = this.creating.get(entry);
+    if (pending) return pending;
+    const found = this.mapped(entry, profileId).finally(() => this.creating.delete(entry));
+    this.creating.set(entry, found);
+    return found;
+  }
+
+  private async mapped(entry: string, profileId: string): Promise<SessionRecord> {
+    const mapping = await this.services.kv.get<Mapping>(CONVERSATIONS_KV_ID, entry);
+    const existing = mapping ? await this.services.sessions.get(mapping.session_id) : undefined;
+    if (existing) {
+      // The agent may have switched the session's profile since (switch_profile).
+      refuseOtherProfile(existing, profileId);
+      return existing;
+    }
+    const session = await createSession(this.services, profileId);
+    await this.services.kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
+    return session;
+  }
+}
