@@ -15,13 +15,20 @@ import type { ToolExecutor } from '../tools/executor.js';
 import type { AgentHandle } from '../tools/types.js';
 import { AsyncQueue } from '../util/async-queue.js';
 import { findUnverifiedClaims } from './claims.js';
-import { contextOfHistory, historyAgrees } from './client-history.js';
-import { shouldCompress } from './compression.js';
+import { adoptHistory } from './client-history.js';
 import type { ContextCompressor } from './compressor.js';
 import { toChatMessages } from './context-view.js';
 import { streamTurn } from './llm-turn.js';
-import { type CapabilityLookup, type ModelCall, modelCall, offeredTools, textOnly } from './model-fit.js';
+import {
+  type CapabilityLookup,
+  type ModelCall,
+  modelCall,
+  modelCallOrNone,
+  offeredTools,
+  textOnly,
+} from './model-fit.js';
 import { runPlanning } from './planning.js';
+import { compressIfNeeded } from './run-compression.js';
 import type { LoopOutcome, RunState } from './run-state.js';
 import { addCall, emptyUsage } from './run-usage.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
@@ -154,7 +161,7 @@ export class Agent implements AgentApi {
       patch.title = titleFrom(input.content);
     // A rewind names messages of the stored context, which a client's history would replace.
     const replaced =
-      input.history && !input.rewind ? await this.adoptHistory(sessionId, input.history) : false;
+      input.history && !input.rewind ? await adoptHistory(this.records, sessionId, input.history) : false;
     if (replaced) patch.context_token_count = replaced.tokens;
     // A new message carries the session's patch into its own write; a rewind's comes below.
     const opening = await openTurn(
@@ -200,13 +207,13 @@ export class Agent implements AgentApi {
       usage: emptyUsage(),
     };
 
-    await this.compressIfNeeded(state, log);
+    await compressIfNeeded(state, this.deps, log);
     if (profile.planning_enabled && !options.signal.aborted) await this.plan(state, log);
     const outcome = await this.loop(state, log);
     // The figures the session row now holds, so the event and `GET /sessions/{id}` agree.
     const figures = async () => ({
       context_tokens: state.tokens,
-      max_context_tokens: state.window ?? (await this.safeModelCall(state))?.window ?? 0,
+      max_context_tokens: state.window ?? (await modelCallOrNone(state, this.deps))?.window ?? 0,
     });
     const answerId = (id: string | undefined) => (id === undefined ? {} : { message_id: id });
     if (outcome.kind === 'end') {
@@ -219,7 +226,7 @@ export class Agent implements AgentApi {
       });
       // Post-turn worker, after stream_end so the user is not kept waiting for the summary.
       // The next run of the session waits for it before it reads the context.
-      const work = this.compressIfNeeded(state, log);
+      const work = compressIfNeeded(state, this.deps, log);
       this.postTurn.set(sessionId, work);
       try {
         await work;
@@ -474,83 +481,6 @@ export class Agent implements AgentApi {
     return text;
   }
 
-  private async compressIfNeeded(state: RunState, log: Logger): Promise<void> {
-    const { compressor, settings } = this.deps;
-    if (!compressor || !settings.CONTEXT_COMPRESSION_ENABLED || !state.transcript.persisted) return;
-    // The window the model really has: a clamped one fills sooner than the backend's setting.
-    const call = await this.safeModelCall(state);
-    if (!call || !shouldCompress(state.tokens, call.window, settings.CONTEXT_COMPRESSION_THRESHOLD)) return;
-    try {
-      const result = await compressor({
-        context: state.context,
-        keepRecent: settings.CONTEXT_KEEP_RECENT,
-        backend: call.backend,
-        model: call.model,
-        contextWindow: call.window,
-        temperature: settings.CONTEXT_SUMMARY_TEMPERATURE,
-        signal: state.signal,
-      });
-      if (!result) return;
-      if (result.usage) addCall(state.usage, result.usage, () => ({ messages: [], text: '' }));
-      const before = state.context.length;
-      await this.applySummary(state, result.firstKeptId, result.summary);
-      state.context = await state.transcript.loadContext();
-      // The count was measured on the context before the summary: an estimate of what is left
-      // stands in (stored, and sent, so GET agrees) until the next LLM call reports the real one.
-      state.tokens = estimateTokens('', state.context, '');
-      await state.transcript.setTokenCount(state.tokens);
-      state.emit({
-        type: 'context_compressed',
-        messages_before: before,
-        messages_after: state.context.length,
-        context_tokens: state.tokens,
-      });
-    } catch (err) {
-      log.error({ err }, 'context compression failed; the context was left as it was');
-    }
-  }
-
-  /**
-   * Puts a summary in place of the context before `firstKeptId`. A client's system messages
-   * (docs/openai-api.md#sessions-and-history) are instructions, not conversation: they stay
-   * before the summary as they were, so the next request's history still agrees with the context.
-   */
-  private async applySummary(
-    state: RunState,
-    firstKeptId: string | null,
-    summary: StoredMessage,
-  ): Promise<void> {
-    const { sessions } = this.deps;
-    const sessionId = state.transcript.sessionId;
-    const keptFrom =
-      firstKeptId === null ? state.context.length : state.context.findIndex((m) => m.id === firstKeptId);
-    const older = keptFrom < 0 ? [] : state.context.slice(0, keptFrom);
-    const systems = older.filter((m) => m.role === 'system');
-    if (systems.length === 0) return sessions.replaceContextPrefix(sessionId, firstKeptId, summary);
-    await sessions.replaceContext(sessionId, [...systems, summary, ...state.context.slice(keptFrom)]);
-  }
-
-  /**
-   * A client's history (`RunInput.history`): when it tells another conversation than the
-   * session's, it becomes the session's context, and the run continues from it; resolves to the
-   * estimated tokens of the new context then, and to false when the stored context is kept.
-   * Reads both buffers once: a cost in proportion to the session, paid only by such clients.
-   */
-  private async adoptHistory(
-    sessionId: string,
-    history: NonNullable<RunInput['history']>,
-  ): Promise<{ tokens: number } | false> {
-    const { sessions } = this.deps;
-    const [display, context] = await Promise.all([
-      sessions.getMessages(sessionId),
-      sessions.getContext(sessionId),
-    ]);
-    if (historyAgrees(history, display, context)) return false;
-    const messages = contextOfHistory(history, this.newId, this.now().toISOString());
-    await sessions.replaceContext(sessionId, messages);
-    return { tokens: estimateTokens('', messages, '') };
-  }
-
   private handleFor(state: RunState, callId: string): AgentHandle {
     return {
       runEphemeral: (task, options) => this.subagent(state, callId, task, options),
@@ -644,15 +574,6 @@ export class Agent implements AgentApi {
       throw new Error(`Unknown profile "${id}". Available profiles: ${known}.`);
     }
     return profile;
-  }
-
-  /** The model of the run's next call, or undefined when its backend is unavailable. */
-  private async safeModelCall(state: RunState): Promise<ModelCall | undefined> {
-    try {
-      return await modelCall(state, this.deps);
-    } catch {
-      return undefined;
-    }
   }
 }
 

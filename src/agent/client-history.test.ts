@@ -88,6 +88,28 @@ describe('historyAgrees', () => {
   });
 });
 
+describe('historyAgrees after compression', () => {
+  const context = [
+    m('system', 'Be terse.'),
+    m('user', 'summary of the first turns', { kind: 'summary' }),
+    m('user', 'third'),
+    m('assistant', 'Three.'),
+  ];
+  const earlier = [system('Be terse.'), user('first'), assistant('One.'), user('second'), assistant('Two.')];
+
+  it('checks the client history from where the summary ends', () => {
+    expect(historyAgrees([...earlier, user('third'), assistant('Three.')], [], context)).toBe(true);
+    expect(historyAgrees([...earlier, user('third, edited'), assistant('Three.')], [], context)).toBe(false);
+    expect(historyAgrees([...earlier, user('third')], [], context)).toBe(false);
+    expect(historyAgrees([system('Be terse.'), assistant('Three.')], [], context)).toBe(false);
+  });
+
+  it('without a summary, a history longer than the context differs', () => {
+    const unsummarised = context.filter((x) => x.kind !== 'summary');
+    expect(historyAgrees([...earlier, user('third'), assistant('Three.')], [], unsummarised)).toBe(false);
+  });
+});
+
 describe('contextOfHistory', () => {
   it('keeps roles and order, user images only, with fresh ids', () => {
     let id = 0;

@@ -9,9 +9,12 @@
  * records are Navi's own and never reach it, so they take no part; a run's answer counts as
  * matching when it is the turn's final answer, or every answer text of the turn run together
  * (what a streaming client collected from the deltas), whitespace aside. System messages are
- * compared with the context's, since only the context holds them.
+ * compared with the context's, since only the context holds them. Once compression summarised the
+ * context, the client's history is checked from where the summary ends: an edit to what was
+ * summarised goes unnoticed, where checking it would replace the context at every request.
  */
 import type { StoredMessage } from '../store/types.js';
+import { estimateTokens, type TurnRecordDeps } from './turn-records.js';
 import type { HistoryMessage } from './types.js';
 
 /** One user message and the answers that followed it (no user: answers before any). */
@@ -24,6 +27,27 @@ interface Exchange {
 interface Said {
   role: 'user' | 'assistant';
   text: string;
+}
+
+/**
+ * Before a run that carries a client's history: when it tells another conversation than the
+ * session's, it becomes the session's context and the run continues from it; resolves to the
+ * estimated tokens of the new context then, and to false when the stored context is kept.
+ * Reads both buffers once: a cost in proportion to the session, paid only by such clients.
+ */
+export async function adoptHistory(
+  deps: TurnRecordDeps,
+  sessionId: string,
+  history: readonly HistoryMessage[],
+): Promise<{ tokens: number } | false> {
+  const [display, context] = await Promise.all([
+    deps.sessions.getMessages(sessionId),
+    deps.sessions.getContext(sessionId),
+  ]);
+  if (historyAgrees(history, display, context)) return false;
+  const messages = contextOfHistory(history, deps.newId, deps.now().toISOString());
+  await deps.sessions.replaceContext(sessionId, messages);
+  return { tokens: estimateTokens('', messages, '') };
 }
 
 /**
@@ -42,7 +66,20 @@ export function historyAgrees(
     .map((m) => (m.content ?? '').trim());
   if (!sameList(systems, stored)) return false;
   const said = saidOf(history);
-  return tells(said, exchangesOf(display)) || tells(said, exchangesOf(context));
+  if (tells(said, exchangesOf(display))) return true;
+  // A summary stands for the older part of the conversation, which it no longer shows: the
+  // client's history then has to end as the context goes on after it.
+  const summarised = context.some((m) => m.kind === 'summary');
+  const fromContext = exchangesOf(context);
+  const start = summarised ? said.length - itemsOf(fromContext) : 0;
+  return start >= 0 && tells(said.slice(start), fromContext);
+}
+
+/** How many user and assistant texts of a client's history `exchanges` stand for. */
+function itemsOf(exchanges: readonly Exchange[]): number {
+  let n = 0;
+  for (const e of exchanges) n += (e.user === undefined ? 0 : 1) + (e.answers.length > 0 ? 1 : 0);
+  return n;
 }
 
 /**

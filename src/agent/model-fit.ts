@@ -68,6 +68,15 @@ export async function modelCall(state: RunState, deps: ModelFitDeps): Promise<Mo
   return { backend, model, caps, window };
 }
 
+/** The model of the run's next call, or undefined when its backend is unavailable. */
+export async function modelCallOrNone(state: RunState, deps: ModelFitDeps): Promise<ModelCall | undefined> {
+  try {
+    return await modelCall(state, deps);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The tools offered on `call`: none when the model cannot call tools; else those the effective
  * policy (the profile with its section for this backend) allows, within the tool budget.

@@ -358,3 +358,56 @@ describe('tool confirmations on a client that cannot answer them', () => {
     expect(guarded.calls).toEqual([{ what: 'the backup' }]);
   });
 });
+
+describe('compression after a client history', () => {
+  it('keeps the client’s system messages before the summary, so its next history still agrees', async () => {
+    const other = await startNaviWithLlm({
+      settings: {
+        PROFILES_DIR: profiles,
+        DEFAULT_PROFILE: 'plain',
+        OLLAMA_THINK: 'false',
+        OLLAMA_NUM_CTX: '10000',
+        CONTEXT_COMPRESSION_ENABLED: 'true',
+        CONTEXT_COMPRESSION_THRESHOLD: '0.8',
+        CONTEXT_KEEP_RECENT: '1',
+      },
+    });
+    try {
+      const id = await other.navi.createSession();
+      const history: HistoryMessage[] = [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'Un.' },
+      ];
+      other.fake.enqueue(
+        // A full window after this answer: the post-turn work summarises the first turn.
+        { text: 'Deux.', usage: { prompt: 9000, completion: 10 } },
+        { text: '- SUMMARY of the first turn' },
+        { text: 'Trois.' },
+      );
+      const runIn = (input: Omit<RunInput, 'trigger'>) =>
+        new Promise<void>((resolve, reject) => {
+          startHeadlessRun(other.navi.app.navi.runs, id, { trigger: 'user', ...input }, (event) => {
+            if (isTerminalEvent(event)) resolve();
+          }).catch(reject);
+        });
+      await runIn({ content: 'second', history });
+      await runIn({
+        content: 'third',
+        history: [...history, { role: 'user', content: 'second' }, { role: 'assistant', content: 'Deux.' }],
+      });
+      const chats = chatRequests(other.fake);
+      expect(chats).toHaveLength(3);
+      const last = chats[2];
+      expect(String(last?.body.messages?.[0]?.content)).toMatch(/\n\nAnswer in French\.$/);
+      expect(conversation(last)).toEqual([
+        // The backend sends the summary and the next user message as one user message.
+        'user: [Summary of earlier conversation]\n- SUMMARY of the first turn\n\nsecond',
+        'assistant: Deux.',
+        'user: third',
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+});
