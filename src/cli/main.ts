@@ -17,6 +17,7 @@ const USAGE = `Usage: navi <command>
 
 Commands:
   serve    start the Navi server (same as npm start)
+  mcp      serve Navi as an MCP server over stdio, for an MCP host to start (docs/mcp-server.md)
   pair     print a one-time link that lets a browser use Navi and approve what the agent does
            (--unpair-all: forget every paired browser)
   doctor   check the LLM backend, the database, tools and MCP servers; exit 0 only when all is well
@@ -35,6 +36,7 @@ Configuration comes from the environment and an optional .env file (see README.m
 
 const COMMANDS = [
   'serve',
+  'mcp',
   'doctor',
   'pair',
   'vault',
@@ -73,6 +75,10 @@ export async function main(argv: string[]): Promise<number> {
   const secrets = new SecretMasker(knownSecrets(settings, { ...readDotEnv(process.cwd()), ...environment }));
   scrubSecretEnvironment(process.env);
   const logger = createLogger(settings, undefined, secrets);
+  if (command === 'mcp') {
+    const { runMcp } = await import('./mcp.js');
+    return runMcp(settings, argv.slice(1), { secrets, environment });
+  }
   if (command === 'pair') {
     const { runPair } = await import('./pair.js');
     return runPair(settings, argv.slice(1), process.stdout, process.stderr);

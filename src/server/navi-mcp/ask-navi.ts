@@ -48,7 +48,11 @@ const outputSchema = {
   stopped: z.boolean().describe('True when the run was stopped before it finished.'),
 };
 
-type ProgressSender = (message: string) => void;
+interface ProgressSender {
+  (message: string): void;
+  /** Resolves once every notification so far is sent: the result must not overtake them. */
+  flushed(): Promise<void>;
+}
 
 /** Sends `notifications/progress` with increasing `progress`, when the call asked for it. */
 function progressSender(
@@ -56,14 +60,16 @@ function progressSender(
   send: (notification: ServerNotification) => Promise<void>,
 ): ProgressSender {
   let progress = 0;
-  return (message) => {
+  let sent = Promise.resolve();
+  const sender = (message: string) => {
     if (token === undefined) return;
     progress += 1;
-    // A host that went away cannot be told; the run goes on or is stopped by the abort signal.
-    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(
-      () => {},
-    );
+    const params = { progressToken: token, progress, message };
+    // In order, one after the other; a host that went away cannot be told, and the run goes on
+    // (or is stopped by the abort signal).
+    sent = sent.then(() => send({ method: 'notifications/progress', params })).catch(() => {});
   };
+  return Object.assign(sender, { flushed: () => sent });
 }
 
 /** The session to run in, or the error a tool call answers with. */
@@ -160,6 +166,7 @@ async function askNavi(
   } finally {
     signal.removeEventListener('abort', stop);
   }
+  await progress.flushed();
   if (terminal.type === 'stream_end' || terminal.type === 'stream_stopped') {
     const stopped = terminal.type === 'stream_stopped';
     const answer = terminal.content;
