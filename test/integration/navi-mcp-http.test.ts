@@ -7,8 +7,12 @@
 import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { naviMcpRoutes } from '../../src/server/navi-mcp/http-route.js';
+import { createNaviMcpServer } from '../../src/server/navi-mcp/server.js';
 import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { askNavi, call, textOf } from '../support/navi-mcp-client.js';
@@ -333,5 +337,87 @@ describe('Navi as an MCP server over HTTP with NAVI_API_TOKEN', () => {
     navi.fake.enqueue({ text: 'Hello from behind the token.' });
     const asked = await askNavi(client, { message: 'Hello?' });
     expect(asked.answer).toBe('Hello from behind the token.');
+  });
+});
+
+describe("Navi's MCP server without long-term memory", () => {
+  let navi: NaviWithLlm;
+  beforeAll(async () => {
+    navi = await startNaviWithLlm({ settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' } });
+  });
+  afterAll(async () => {
+    await navi?.close();
+  });
+
+  it('says search_memory cannot search, and how memory comes back', async () => {
+    const { services, runs } = navi.navi.app.navi;
+    const server = createNaviMcpServer({ services: { ...services, memory: undefined }, runs });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'navi-mcp-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const result = await call(client, 'search_memory', { query: 'anything' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('Long-term memory is off in this Navi');
+    expect(textOf(result)).toContain('navi serve');
+    await client.close();
+  });
+});
+
+describe('the cap on open MCP sessions', () => {
+  let navi: NaviWithLlm;
+  beforeAll(async () => {
+    navi = await startNaviWithLlm({ settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' } });
+  });
+  afterAll(async () => {
+    await navi?.close();
+  });
+
+  it('refuses a new session with 503 while every open one is busy, and makes room once one is idle', async () => {
+    // The route alone, with a cap of one, on Navi's own services.
+    const app = Fastify();
+    await app.register(naviMcpRoutes, { ...navi.navi.app.navi, maxSessions: 1 });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    try {
+      const first = await initialize(url);
+      expect(first.status).toBe(200);
+      // The server's event stream of the first session stays open: that session is busy.
+      const listening = new AbortController();
+      const stream = await fetch(`${url}/mcp`, {
+        headers: {
+          accept: 'text/event-stream',
+          'mcp-session-id': first.sessionId ?? '',
+          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+        },
+        signal: listening.signal,
+      });
+      expect(stream.status).toBe(200);
+      const refused = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: LATEST_PROTOCOL_VERSION,
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '1' },
+          },
+        }),
+      });
+      expect(refused.status).toBe(503);
+      expect(await refused.text()).toContain('all are busy');
+      listening.abort();
+      let second = await initialize(url);
+      // The stream's end reaches the server a moment after the client let go of it.
+      while (second.status === 503) second = await initialize(url);
+      expect(second.status).toBe(200);
+      expect(await ping(url, first.sessionId ?? '')).toBe(404);
+    } finally {
+      await app.close();
+    }
   });
 });
