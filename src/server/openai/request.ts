@@ -14,6 +14,7 @@ import {
   type ChatRequestMessage,
   NAVI_MODEL_PREFIX,
 } from '../../protocol/openai.js';
+import { ApiError } from '../errors.js';
 import { normaliseImage } from '../run-input.js';
 import type { NaviServices } from '../services.js';
 import { OpenAiParamError } from './errors.js';
@@ -154,8 +155,12 @@ function readMessage(message: ChatRequestMessage, index: number): MessageText {
       try {
         images.push(normaliseImage(url, images.length));
       } catch (err) {
-        const reason = err instanceof Error ? err.message : 'not base64';
-        throw new OpenAiParamError('INVALID_IMAGE', `${at}: ${reason}`, `${at}.image_url.url`);
+        // normaliseImage counts images its own way; the part's place names this one better.
+        const reason = (err instanceof ApiError && err.detail ? err.detail : 'is not base64').replace(
+          /^image \d+ /,
+          '',
+        );
+        throw new OpenAiParamError('INVALID_IMAGE', `${at}.image_url.url ${reason}`, `${at}.image_url.url`);
       }
       return;
     }
