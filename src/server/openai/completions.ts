@@ -82,7 +82,8 @@ export async function chatCompletion(
   stopWhenClientLeaves(reply, run);
   const terminal = await run.done;
   if (terminal.type === 'error') {
-    reply.code(502).send(runFailure(terminal));
+    const failure = runFailure(terminal);
+    reply.code(failure.status).send(failure.body);
     return undefined;
   }
   return {
@@ -125,7 +126,7 @@ async function streamAnswer(
 
   const finish = (terminal: ServerEvent) => {
     if (terminal.type === 'error') {
-      sse.send(runFailure(terminal));
+      sse.send(runFailure(terminal).body);
     } else {
       sse.send(chunk({}, finishReasonOf(terminal)));
       if (input.includeUsage) sse.send({ ...chunk({}), choices: [], usage: usageFrom(terminal) });

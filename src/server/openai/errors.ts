@@ -7,7 +7,7 @@
  */
 import type { ServerEvent } from '../../protocol/events.js';
 import type { OpenAiErrorBody, OpenAiErrorType } from '../../protocol/openai.js';
-import { ApiError, type ErrorCode, toApiError } from '../errors.js';
+import { ApiError, type ErrorCode, errorTable, toApiError } from '../errors.js';
 
 /** An `ApiError` that names the request field at fault, as OpenAI's `param` does. */
 export class OpenAiParamError extends ApiError {
@@ -84,11 +84,18 @@ export function openAiFailure(error: unknown): OpenAiFailure {
 }
 
 /**
- * A run that ended in an error, as the body of a 502 (or of a stream's `error` line): the run's
- * own message, which says what failed (the LLM unreachable, a model missing…) and what to do.
+ * A run that ended in an error, as an answer (or a stream's `error` line): the run's own message,
+ * which says what failed (the LLM unreachable, a model missing…) and what to do. 502, unless the
+ * run refused the request itself for a reason of the client's (the session deleted meanwhile,
+ * images for a text-only model): then that code's own status.
  */
-export function runFailure(terminal: ServerEvent): OpenAiErrorBody {
+export function runFailure(terminal: ServerEvent): { status: number; body: OpenAiErrorBody } {
   const message = terminal.type === 'error' ? terminal.message : 'The agent run failed';
-  const code = terminal.type === 'error' && terminal.code ? terminal.code : 'RUN_FAILED';
-  return { error: { message, type: 'server_error', code: code.toLowerCase(), param: null } };
+  const code: ErrorCode = terminal.type === 'error' && terminal.code ? terminal.code : 'RUN_FAILED';
+  const own = errorTable[code].status;
+  const status = own >= 400 && own < 500 ? own : 502;
+  return {
+    status,
+    body: { error: { message, type: typeFor(status), code: code.toLowerCase(), param: null } },
+  };
 }
