@@ -21,6 +21,7 @@ import { registerConsent } from './consent.js';
 import type { ServerContext } from './context.js';
 import { toApiError } from './errors.js';
 import { FileSweeper } from './file-sweeper.js';
+import { naviMcpRoutes } from './navi-mcp/http-route.js';
 import { recallRunner } from './recall-runner.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
@@ -153,6 +154,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(metricsRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
+  app.register(naviMcpRoutes, context);
   app.register(sessionSocketRoutes, {
     ...context,
     maxClientFrameBytes,
