@@ -22,6 +22,7 @@ import type { ServerContext } from './context.js';
 import { toApiError } from './errors.js';
 import { FileSweeper } from './file-sweeper.js';
 import { naviMcpRoutes } from './navi-mcp/http-route.js';
+import { openAiRoutes } from './openai/routes.js';
 import { recallRunner } from './recall-runner.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
@@ -154,6 +155,7 @@ export function buildApp(services: NaviServices, options: BuildAppOptions = {}):
   app.register(metricsRoutes, context);
   app.register(fileRoutes, context);
   app.register(messageRoutes, context);
+  app.register(openAiRoutes, { ...context, prefix: '/v1' });
   app.register(naviMcpRoutes, context);
   app.register(sessionSocketRoutes, {
     ...context,
