@@ -23,6 +23,21 @@ describe('conformance baseline', () => {
       expect(baseline.has(scenario)).toBe(false);
   });
 
+  it("reads Navi's baseline, which lets no transport, tool-listing or tool-call failure pass", () => {
+    const baseline = parseBaseline(readFileSync(join(import.meta.dirname, 'navi.baseline.yml'), 'utf8'));
+    expect(baseline.get('prompts-list')).toMatch(/^Navi offers no prompts/);
+    // Navi's /mcp shares the server with the web client and its token: a failure of these is a bug.
+    for (const scenario of [
+      'server-initialize',
+      'ping',
+      'tools-list',
+      'tools-call-error',
+      'dns-rebinding-protection',
+      'server-sse-multiple-streams',
+    ])
+      expect(baseline.has(scenario)).toBe(false);
+  });
+
   it.each([
     ['an entry without a reason', 'server:\n  ping:\n'],
     ['an entry outside server:', '  ping: because\n'],

@@ -1,76 +1,22 @@
 /**
- * `npm run conformance`: starts each shipped MCP server (navi-web, gnexus-creds, navi-ui…) as Streamable
- * HTTP on a free loopback port, runs the server scenarios of @modelcontextprotocol/conformance
- * against it, and compares the failures with the server's baseline (`<server>.baseline.yml`).
- * Exit code 1 on any failure a baseline does not list; baseline entries that pass now are named
- * so they can be removed. Nothing leaves the machine: the scenarios only talk to the local
- * server, and they call none of its tools. gnexus-creds gets a new vault in a temporary folder.
+ * `npm run conformance`: starts each MCP server of Navi's (the shipped ones, navi-web,
+ * gnexus-creds, navi-ui, navi-3d, as Streamable HTTP on a free loopback port, and Navi itself,
+ * a real `navi serve` whose `/mcp` is checked; targets.ts), runs the server scenarios of
+ * @modelcontextprotocol/conformance against it, and compares the failures with the server's
+ * baseline (`<server>.baseline.yml`). Exit code 1 on any failure a baseline does not list;
+ * baseline entries that pass now are named so they can be removed. Nothing leaves the machine:
+ * the scenarios only talk to the local server, and they call none of its tools. Each server
+ * writes only in a temporary folder of its run (gnexus-creds a new vault, Navi a new database).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { compare, parseBaseline, type ScenarioResult } from './baseline.js';
+import { repoRoot, type Target, targets } from './targets.js';
 
-const repoRoot = resolve(import.meta.dirname, '../..');
 const cli = join(repoRoot, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const START_TIMEOUT_MS = 60_000;
 const RUN_TIMEOUT_MS = 180_000;
-
-interface Target {
-  name: string;
-  main: string;
-  /** Settings beyond the defaults, given a temporary folder of the run's own. */
-  env(workDir: string): Record<string, string>;
-}
-
-const targets: Target[] = [
-  { name: 'navi-web', main: 'src/servers/navi-web/main.ts', env: () => ({}) },
-  {
-    name: 'gnexus-creds',
-    main: 'src/servers/gnexus-creds/main.ts',
-    // A new vault, unlocked by a key made for this run, in the run's folder.
-    env: (workDir) => ({ NAVI_CWD: workDir, GNEXUS_MASTER_KEY: randomBytes(32).toString('base64') }),
-  },
-  { name: 'navi-ui', main: 'src/servers/navi-ui/main.ts', env: () => ({}) },
-  // Its session files, should a scenario ever reach them, in the run's folder.
-  { name: 'navi-3d', main: 'src/servers/navi-3d/main.ts', env: (workDir) => ({ NAVI_CWD: workDir }) },
-];
-
-/** Starts a server and resolves to its endpoint, from the one line it prints when listening. */
-function startServer(target: Target, workDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', target.main, '--http', '0'], {
-    cwd: repoRoot,
-    // Defaults for every other setting: the user's environment must not change the result.
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      TMPDIR: process.env.TMPDIR ?? '',
-      ...target.env(workDir),
-    },
-    stdio: ['ignore', 'inherit', 'pipe'],
-  });
-  return new Promise((done, fail) => {
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      fail(new Error(`${target.name} did not start within ${START_TIMEOUT_MS} ms:\n${stderr}`));
-    }, START_TIMEOUT_MS);
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const url = stderr.match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        done({ url, child });
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`${target.name} exited (${signal ?? `code ${code}`}) before listening:\n${stderr}`));
-    });
-  });
-}
 
 function stopServer(child: ChildProcess): Promise<number | null> {
   return new Promise((done) => {
@@ -144,7 +90,7 @@ async function check(target: Target): Promise<boolean> {
   const workDir = mkdtempSync(join(tmpdir(), `navi-conformance-${target.name}-`));
   let results: ScenarioResult[];
   try {
-    const { url, child } = await startServer(target, workDir);
+    const { url, child } = await target.start(workDir);
     let output: string;
     try {
       output = await runScenarios(url, outDir);
@@ -187,12 +133,12 @@ async function main(): Promise<number> {
     console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
     return 1;
   }
-  // `npm run conformance -- navi-ui` checks only the servers named.
+  // `npm run conformance -- navi-ui navi` checks only the servers named.
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((name) => !targets.some((t) => t.name === name));
   if (unknown.length > 0) {
     console.error(
-      `conformance: no shipped server named ${unknown.join(', ')}; known: ${targets.map((t) => t.name).join(', ')}.`,
+      `conformance: no server named ${unknown.join(', ')}; known: ${targets.map((t) => t.name).join(', ')}.`,
     );
     return 1;
   }
