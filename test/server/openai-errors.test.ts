@@ -306,6 +306,24 @@ describe('runs', () => {
     expect(stored.at(-1)).toMatchObject({ role: 'assistant', content: 'I will n' });
   });
 
+  it('gives two first requests of one key at once one session: the second is refused as busy', async () => {
+    fake.setDefault({ text: 'never ending', stallAfterChunks: 1 });
+    const outcomes = await Promise.allSettled(
+      [1, 2].map(() => askStream('at once', { user: 'twin-requests' }).withResponse()),
+    );
+    const started = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+    expect(started).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toBeInstanceOf(OpenAI.ConflictError);
+    const sessionId = started[0]?.response.headers.get(SESSION_HEADER);
+    expect((refused[0] as InstanceType<typeof OpenAI.ConflictError>).headers?.get(SESSION_HEADER)).toBe(
+      sessionId,
+    );
+    started[0]?.data.controller.abort();
+    await navi.app.navi.runs.idle(sessionId ?? '');
+  });
+
   it('stops the run of a whole (not streamed) answer whose client leaves', async () => {
     fake.enqueue({ hang: true });
     const controller = new AbortController();
