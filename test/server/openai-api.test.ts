@@ -9,6 +9,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_HEADER } from '../../src/protocol/openai.js';
 import { CLIENT_CANNOT_CONFIRM } from '../../src/server/agent-run.js';
+import { createTestSchema, needsPostgres } from '../../src/store/test-engines.js';
 import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
@@ -21,23 +22,6 @@ let fake: FakeLlm;
 let navi: NaviHandle;
 let close: () => Promise<void> = async () => {};
 let client: OpenAI;
-
-beforeAll(async () => {
-  ({ fake, navi, close } = await startNaviWithLlm({
-    settings: {
-      PROFILES_DIR: profilesDir([
-        plainProfile,
-        { ...plainProfile, id: 'careful', name: 'Careful', confirm_tools: ['todo'] },
-      ]),
-      DEFAULT_PROFILE: 'plain',
-      CONTEXT_COMPRESSION_ENABLED: 'false',
-      NAVI_API_TOKEN: TOKEN,
-    },
-  }));
-  client = new OpenAI({ baseURL: `${navi.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
-});
-afterEach(() => fake.reset());
-afterAll(() => close());
 
 /** Sums a stream's chunks: content, reasoning, finish reason, usage and every chunk as it came. */
 async function collect(stream: AsyncIterable<ChatCompletionChunk>) {
@@ -56,301 +40,335 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>) {
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessage & { reasoning_content?: string };
 
-describe('models', () => {
-  it('lists each profile as navi:<id>, and reads one back', async () => {
-    const page = await client.models.list();
-    const ids = page.data.map((m) => m.id);
-    expect(ids).toEqual(expect.arrayContaining(['navi:plain', 'navi:careful', 'navi:secretary']));
-    const careful = page.data.find((m) => m.id === 'navi:careful');
-    expect(careful).toMatchObject({ object: 'model', owned_by: 'navi', name: 'Careful' });
-    expect(typeof careful?.created).toBe('number');
-    expect(await client.models.retrieve('navi:careful')).toEqual(careful);
+// The conversation keys live in the key-value store, so both engines are run.
+const engines = [
+  'sqlite',
+  ...(needsPostgres('the OpenAI-compatible API on PostgreSQL') ? ['postgres'] : []),
+] as const;
+
+describe.each(engines)('on %s', (engine) => {
+  let schema: { url: string; drop(): Promise<void> } | undefined;
+
+  beforeAll(async () => {
+    if (engine === 'postgres') schema = await createTestSchema();
+    ({ fake, navi, close } = await startNaviWithLlm({
+      settings: {
+        PROFILES_DIR: profilesDir([
+          plainProfile,
+          { ...plainProfile, id: 'careful', name: 'Careful', confirm_tools: ['todo'] },
+        ]),
+        DEFAULT_PROFILE: 'plain',
+        CONTEXT_COMPRESSION_ENABLED: 'false',
+        NAVI_API_TOKEN: TOKEN,
+        ...(schema ? { DATABASE_URL: schema.url } : {}),
+      },
+    }));
+    client = new OpenAI({ baseURL: `${navi.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
+  });
+  afterEach(() => fake.reset());
+  afterAll(async () => {
+    await close();
+    await schema?.drop();
   });
 
-  it('answers an unknown model with NotFoundError naming the models', async () => {
-    const err = await client.models.retrieve('gpt-4o').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
-    expect((err as Error).message).toContain('navi:plain');
-  });
-});
-
-describe('answers', () => {
-  it('answers whole: content, finish reason, usage, and the session in the header', async () => {
-    fake.enqueue({ text: 'Four.', usage: { prompt: 120, completion: 7 } });
-    const { data, response } = await client.chat.completions
-      .create({ model: 'navi:plain', messages: [{ role: 'user', content: 'What is 2+2?' }] })
-      .withResponse();
-    expect(data.object).toBe('chat.completion');
-    expect(data.model).toBe('navi:plain');
-    expect(data.choices[0]?.message).toEqual({ role: 'assistant', content: 'Four.' });
-    expect(data.choices[0]?.finish_reason).toBe('stop');
-    expect(data.usage).toEqual({ prompt_tokens: 120, completion_tokens: 7, total_tokens: 127 });
-    const sessionId = response.headers.get(SESSION_HEADER);
-    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    const session = await navi.services.sessions.get(sessionId ?? '');
-    expect(session?.profile_id).toBe('plain');
-    const stored = await navi.services.sessions.getMessages(sessionId ?? '');
-    expect(stored.map((m) => [m.role, m.content])).toEqual([
-      ['user', 'What is 2+2?'],
-      ['assistant', 'Four.'],
-    ]);
-    expect(lastUserText(chatRequests(fake)[0])).toBe('What is 2+2?');
-  });
-
-  it('streams: a role chunk first, the text as content, then stop, usage and [DONE]', async () => {
-    fake.enqueue({
-      text: 'Streaming is fun, one piece at a time.',
-      chunkSize: 3,
-      usage: { prompt: 50, completion: 9 },
+  describe('models', () => {
+    it('lists each profile as navi:<id>, and reads one back', async () => {
+      const page = await client.models.list();
+      const ids = page.data.map((m) => m.id);
+      expect(ids).toEqual(expect.arrayContaining(['navi:plain', 'navi:careful', 'navi:secretary']));
+      const careful = page.data.find((m) => m.id === 'navi:careful');
+      expect(careful).toMatchObject({ object: 'model', owned_by: 'navi', name: 'Careful' });
+      expect(typeof careful?.created).toBe('number');
+      expect(await client.models.retrieve('navi:careful')).toEqual(careful);
     });
-    const stream = await client.chat.completions.create({
-      model: 'navi:plain',
-      messages: [{ role: 'user', content: 'Stream please' }],
-      stream: true,
-      stream_options: { include_usage: true },
+
+    it('answers an unknown model with NotFoundError naming the models', async () => {
+      const err = await client.models.retrieve('gpt-4o').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+      expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
+      expect((err as Error).message).toContain('navi:plain');
     });
-    const got = await collect(stream);
-    expect(got.chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
-    expect(got.content).toBe('Streaming is fun, one piece at a time.');
-    expect(got.reasoning).toBe('');
-    expect(got.finish).toBe('stop');
-    const last = got.chunks.at(-1);
-    expect(last?.choices).toEqual([]);
-    expect(last?.usage).toEqual({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 });
-    expect(got.chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === got.chunks[0]?.id)).toBe(
-      true,
-    );
   });
 
-  it('sends no usage chunk unless asked', async () => {
-    fake.enqueue({ text: 'Short.' });
-    const got = await collect(
-      await client.chat.completions.create({
+  describe('answers', () => {
+    it('answers whole: content, finish reason, usage, and the session in the header', async () => {
+      fake.enqueue({ text: 'Four.', usage: { prompt: 120, completion: 7 } });
+      const { data, response } = await client.chat.completions
+        .create({ model: 'navi:plain', messages: [{ role: 'user', content: 'What is 2+2?' }] })
+        .withResponse();
+      expect(data.object).toBe('chat.completion');
+      expect(data.model).toBe('navi:plain');
+      expect(data.choices[0]?.message).toEqual({ role: 'assistant', content: 'Four.' });
+      expect(data.choices[0]?.finish_reason).toBe('stop');
+      expect(data.usage).toEqual({ prompt_tokens: 120, completion_tokens: 7, total_tokens: 127 });
+      const sessionId = response.headers.get(SESSION_HEADER);
+      expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      const session = await navi.services.sessions.get(sessionId ?? '');
+      expect(session?.profile_id).toBe('plain');
+      const stored = await navi.services.sessions.getMessages(sessionId ?? '');
+      expect(stored.map((m) => [m.role, m.content])).toEqual([
+        ['user', 'What is 2+2?'],
+        ['assistant', 'Four.'],
+      ]);
+      expect(lastUserText(chatRequests(fake)[0])).toBe('What is 2+2?');
+    });
+
+    it('streams: a role chunk first, the text as content, then stop, usage and [DONE]', async () => {
+      fake.enqueue({
+        text: 'Streaming is fun, one piece at a time.',
+        chunkSize: 3,
+        usage: { prompt: 50, completion: 9 },
+      });
+      const stream = await client.chat.completions.create({
         model: 'navi:plain',
-        messages: [{ role: 'user', content: 'hi' }],
+        messages: [{ role: 'user', content: 'Stream please' }],
         stream: true,
-      }),
-    );
-    expect(got.chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');
-    expect(got.chunks.some((c) => c.usage)).toBe(false);
-  });
+        stream_options: { include_usage: true },
+      });
+      const got = await collect(stream);
+      expect(got.chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
+      expect(got.content).toBe('Streaming is fun, one piece at a time.');
+      expect(got.reasoning).toBe('');
+      expect(got.finish).toBe('stop');
+      const last = got.chunks.at(-1);
+      expect(last?.choices).toEqual([]);
+      expect(last?.usage).toEqual({ prompt_tokens: 50, completion_tokens: 9, total_tokens: 59 });
+      expect(
+        got.chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === got.chunks[0]?.id),
+      ).toBe(true);
+    });
 
-  it("puts the model's thinking in reasoning_content, streamed and whole", async () => {
-    fake.enqueue({ thinking: 'The user greets me; greet back.', text: 'Hello!' });
-    const got = await collect(
-      await client.chat.completions.create({
+    it('sends no usage chunk unless asked', async () => {
+      fake.enqueue({ text: 'Short.' });
+      const got = await collect(
+        await client.chat.completions.create({
+          model: 'navi:plain',
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+        }),
+      );
+      expect(got.chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');
+      expect(got.chunks.some((c) => c.usage)).toBe(false);
+    });
+
+    it("puts the model's thinking in reasoning_content, streamed and whole", async () => {
+      fake.enqueue({ thinking: 'The user greets me; greet back.', text: 'Hello!' });
+      const got = await collect(
+        await client.chat.completions.create({
+          model: 'navi:plain',
+          messages: [{ role: 'user', content: 'Hello' }],
+          stream: true,
+        }),
+      );
+      expect(got.reasoning).toBe('The user greets me; greet back.');
+      expect(got.content).toBe('Hello!');
+
+      fake.enqueue({ thinking: 'Still a greeting.', text: 'Hi again!' });
+      const whole = await client.chat.completions.create({
         model: 'navi:plain',
-        messages: [{ role: 'user', content: 'Hello' }],
-        stream: true,
-      }),
-    );
-    expect(got.reasoning).toBe('The user greets me; greet back.');
-    expect(got.content).toBe('Hello!');
-
-    fake.enqueue({ thinking: 'Still a greeting.', text: 'Hi again!' });
-    const whole = await client.chat.completions.create({
-      model: 'navi:plain',
-      messages: [{ role: 'user', content: 'Hello again' }],
+        messages: [{ role: 'user', content: 'Hello again' }],
+      });
+      const message = whole.choices[0]?.message as Message;
+      expect(message.reasoning_content).toBe('Still a greeting.');
+      expect(message.content).toBe('Hi again!');
     });
-    const message = whole.choices[0]?.message as Message;
-    expect(message.reasoning_content).toBe('Still a greeting.');
-    expect(message.content).toBe('Hi again!');
-  });
 
-  it("shows a tool call the agent makes as a line of reasoning, never as the client's tool_calls", async () => {
-    fake.enqueue(
-      { toolCalls: [{ name: 'todo', arguments: { action: 'set', tasks: ['buy milk'] } }] },
-      { text: 'Your list holds one task.' },
-    );
-    const got = await collect(
-      await client.chat.completions.create({
-        model: 'navi:plain',
-        messages: [{ role: 'user', content: 'Make me a todo list' }],
-        stream: true,
-      }),
-    );
-    expect(got.content).toBe('Your list holds one task.');
-    expect(got.reasoning).toContain('→ todo {"action":"set","tasks":["buy milk"]}');
-    expect(got.reasoning).toContain('✓ todo: 1. ');
-    expect(got.chunks.some((c) => 'tool_calls' in (c.choices[0]?.delta ?? {}))).toBe(false);
-    expect(got.finish).toBe('stop');
-  });
-
-  it('refuses a tool that needs confirmation, saying nobody here can approve it', async () => {
-    fake.enqueue(
-      { toolCalls: [{ name: 'todo', arguments: { action: 'read' } }] },
-      { text: 'I was not allowed to read the list.' },
-    );
-    const whole = await client.chat.completions.create({
-      model: 'navi:careful',
-      messages: [{ role: 'user', content: 'Read my list' }],
+    it("shows a tool call the agent makes as a line of reasoning, never as the client's tool_calls", async () => {
+      fake.enqueue(
+        { toolCalls: [{ name: 'todo', arguments: { action: 'set', tasks: ['buy milk'] } }] },
+        { text: 'Your list holds one task.' },
+      );
+      const got = await collect(
+        await client.chat.completions.create({
+          model: 'navi:plain',
+          messages: [{ role: 'user', content: 'Make me a todo list' }],
+          stream: true,
+        }),
+      );
+      expect(got.content).toBe('Your list holds one task.');
+      expect(got.reasoning).toContain('→ todo {"action":"set","tasks":["buy milk"]}');
+      expect(got.reasoning).toContain('✓ todo: 1. ');
+      expect(got.chunks.some((c) => 'tool_calls' in (c.choices[0]?.delta ?? {}))).toBe(false);
+      expect(got.finish).toBe('stop');
     });
-    const message = whole.choices[0]?.message as Message;
-    expect(message.content).toBe('I was not allowed to read the list.');
-    expect(message.reasoning_content).toContain('✗ todo');
-    expect(message.reasoning_content).toContain('OpenAI-compatible API');
-    // The model was told why, in the words the run uses.
-    const toolResult = chatRequests(fake)[1]?.body.messages?.find((m) => m.role === 'tool');
-    expect(String(toolResult?.content)).toContain(CLIENT_CANNOT_CONFIRM.openai);
-  });
-});
 
-describe('images', () => {
-  it('passes a data: image of a user message to the model', async () => {
-    const png = Buffer.from('a tiny picture').toString('base64');
-    fake.enqueue({ text: 'A tiny picture.' });
-    const whole = await client.chat.completions.create({
-      model: 'navi:plain',
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is this?' },
-            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
-          ],
-        },
-      ],
-    });
-    expect(whole.choices[0]?.message.content).toBe('A tiny picture.');
-    const user = chatRequests(fake)[0]?.body.messages?.findLast((m) => m.role === 'user');
-    expect(user?.content).toBe('What is this?');
-    expect(user?.images).toEqual([png]);
-  });
-});
-
-describe('sessions', () => {
-  async function ask(
-    body: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming>,
-    text: string,
-  ): Promise<string> {
-    fake.enqueue({ text: `answer to ${text}` });
-    const { response } = await client.chat.completions
-      .create({ model: 'navi:plain', messages: [{ role: 'user', content: text }], ...body })
-      .withResponse();
-    return response.headers.get(SESSION_HEADER) ?? '';
-  }
-
-  it('opens a new session for each request without a key', async () => {
-    const a = await ask({}, 'one');
-    const b = await ask({}, 'two');
-    expect(a).not.toBe(b);
-  });
-
-  it('continues a session named by metadata.session_id', async () => {
-    const id = await ask({}, 'first');
-    expect(await ask({ metadata: { session_id: id } }, 'second')).toBe(id);
-    const stored = await navi.services.sessions.getMessages(id);
-    expect(stored.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second']);
-    // The one new message continues what the session holds: the model read the first exchange.
-    const sent = chatRequests(fake)[1]?.body.messages?.map((m) => m.content);
-    expect(sent).toEqual(expect.arrayContaining(['first', 'answer to first', 'second']));
-  });
-
-  it('maps a key of the client (user, or metadata.session_id) to one session per model', async () => {
-    const byUser = await ask({ user: 'alice-chat-7' }, 'hello');
-    expect(await ask({ user: 'alice-chat-7' }, 'again')).toBe(byUser);
-    expect(await ask({ metadata: { session_id: 'alice-chat-7' } }, 'once more')).toBe(byUser);
-    // metadata.session_id wins over user.
-    expect(await ask({ user: 'someone-else', metadata: { session_id: 'alice-chat-7' } }, 'and')).toBe(byUser);
-    expect(await ask({ user: 'someone-else' }, 'new')).not.toBe(byUser);
-    fake.enqueue({ text: 'careful answer' });
-    const { response } = await client.chat.completions
-      .create({ model: 'navi:careful', messages: [{ role: 'user', content: 'x' }], user: 'alice-chat-7' })
-      .withResponse();
-    const careful = response.headers.get(SESSION_HEADER) ?? '';
-    expect(careful).not.toBe(byUser);
-    expect((await navi.services.sessions.get(careful))?.profile_id).toBe('careful');
-  });
-
-  it('gives a key whose session was deleted a new session', async () => {
-    const first = await ask({ user: 'short-lived' }, 'hello');
-    await navi.services.sessions.delete(first);
-    const second = await ask({ user: 'short-lived' }, 'hello again');
-    expect(second).not.toBe(first);
-    expect(await navi.services.sessions.get(second)).toBeDefined();
-  });
-
-  it("refuses a session of another profile, naming the session's model", async () => {
-    const id = await ask({}, 'plain talk');
-    const err = await client.chat.completions
-      .create({
+    it('refuses a tool that needs confirmation, saying nobody here can approve it', async () => {
+      fake.enqueue(
+        { toolCalls: [{ name: 'todo', arguments: { action: 'read' } }] },
+        { text: 'I was not allowed to read the list.' },
+      );
+      const whole = await client.chat.completions.create({
         model: 'navi:careful',
-        messages: [{ role: 'user', content: 'x' }],
-        metadata: { session_id: id },
-      })
-      .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as Error).message).toContain('navi:plain');
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
-  });
-});
-
-describe('history', () => {
-  it('replaces what the model reads by the history the client sends when it differs', async () => {
-    fake.enqueue({ text: 'Paris.' });
-    const { response } = await client.chat.completions
-      .create({ model: 'navi:plain', messages: [{ role: 'user', content: 'Capital of France?' }] })
-      .withResponse();
-    const id = response.headers.get(SESSION_HEADER) ?? '';
-
-    // The client edited its first question and dropped a tool exchange of its own.
-    fake.enqueue({ text: 'Rome has about 2.8 million people.' });
-    await client.chat.completions.create({
-      model: 'navi:plain',
-      metadata: { session_id: id },
-      messages: [
-        { role: 'developer', content: 'Answer in one sentence.' },
-        { role: 'user', content: 'Capital of Italy?' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
-        },
-        { role: 'tool', tool_call_id: 'c1', content: 'Rome' },
-        { role: 'assistant', content: 'Rome.' },
-        { role: 'user', content: [{ type: 'text', text: 'How many people live there?' }] },
-      ],
+        messages: [{ role: 'user', content: 'Read my list' }],
+      });
+      const message = whole.choices[0]?.message as Message;
+      expect(message.content).toBe('I was not allowed to read the list.');
+      expect(message.reasoning_content).toContain('✗ todo');
+      expect(message.reasoning_content).toContain('OpenAI-compatible API');
+      // The model was told why, in the words the run uses.
+      const toolResult = chatRequests(fake)[1]?.body.messages?.find((m) => m.role === 'tool');
+      expect(String(toolResult?.content)).toContain(CLIENT_CANNOT_CONFIRM.openai);
     });
-    const sent = chatRequests(fake)[1]?.body.messages ?? [];
-    const said = sent.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
-    expect(said).toEqual([
-      ['user', 'Capital of Italy?'],
-      ['assistant', 'Rome.'],
-      ['user', 'How many people live there?'],
-    ]);
-    expect(
-      sent.some((m) => m.role === 'system' && String(m.content).includes('Answer in one sentence.')),
-    ).toBe(true);
-    expect(sent.some((m) => m.role === 'tool' || m.tool_calls)).toBe(false);
   });
 
-  it('keeps the stored context when the history the client sends is the same conversation', async () => {
-    fake.enqueue(
-      { toolCalls: [{ name: 'todo', arguments: { action: 'set', tasks: ['call mum'] } }] },
-      { text: 'Noted: call mum.' },
-    );
-    const first = await collect(
+  describe('images', () => {
+    it('passes a data: image of a user message to the model', async () => {
+      const png = Buffer.from('a tiny picture').toString('base64');
+      fake.enqueue({ text: 'A tiny picture.' });
+      const whole = await client.chat.completions.create({
+        model: 'navi:plain',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+            ],
+          },
+        ],
+      });
+      expect(whole.choices[0]?.message.content).toBe('A tiny picture.');
+      const user = chatRequests(fake)[0]?.body.messages?.findLast((m) => m.role === 'user');
+      expect(user?.content).toBe('What is this?');
+      expect(user?.images).toEqual([png]);
+    });
+  });
+
+  describe('sessions', () => {
+    async function ask(
+      body: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming>,
+      text: string,
+    ): Promise<string> {
+      fake.enqueue({ text: `answer to ${text}` });
+      const { response } = await client.chat.completions
+        .create({ model: 'navi:plain', messages: [{ role: 'user', content: text }], ...body })
+        .withResponse();
+      return response.headers.get(SESSION_HEADER) ?? '';
+    }
+
+    it('opens a new session for each request without a key', async () => {
+      const a = await ask({}, 'one');
+      const b = await ask({}, 'two');
+      expect(a).not.toBe(b);
+    });
+
+    it('continues a session named by metadata.session_id', async () => {
+      const id = await ask({}, 'first');
+      expect(await ask({ metadata: { session_id: id } }, 'second')).toBe(id);
+      const stored = await navi.services.sessions.getMessages(id);
+      expect(stored.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second']);
+      // The one new message continues what the session holds: the model read the first exchange.
+      const sent = chatRequests(fake)[1]?.body.messages?.map((m) => m.content);
+      expect(sent).toEqual(expect.arrayContaining(['first', 'answer to first', 'second']));
+    });
+
+    it('maps a key of the client (user, or metadata.session_id) to one session per model', async () => {
+      const byUser = await ask({ user: 'alice-chat-7' }, 'hello');
+      expect(await ask({ user: 'alice-chat-7' }, 'again')).toBe(byUser);
+      expect(await ask({ metadata: { session_id: 'alice-chat-7' } }, 'once more')).toBe(byUser);
+      // metadata.session_id wins over user.
+      expect(await ask({ user: 'someone-else', metadata: { session_id: 'alice-chat-7' } }, 'and')).toBe(
+        byUser,
+      );
+      expect(await ask({ user: 'someone-else' }, 'new')).not.toBe(byUser);
+      fake.enqueue({ text: 'careful answer' });
+      const { response } = await client.chat.completions
+        .create({ model: 'navi:careful', messages: [{ role: 'user', content: 'x' }], user: 'alice-chat-7' })
+        .withResponse();
+      const careful = response.headers.get(SESSION_HEADER) ?? '';
+      expect(careful).not.toBe(byUser);
+      expect((await navi.services.sessions.get(careful))?.profile_id).toBe('careful');
+    });
+
+    it('gives a key whose session was deleted a new session', async () => {
+      const first = await ask({ user: 'short-lived' }, 'hello');
+      await navi.services.sessions.delete(first);
+      const second = await ask({ user: 'short-lived' }, 'hello again');
+      expect(second).not.toBe(first);
+      expect(await navi.services.sessions.get(second)).toBeDefined();
+    });
+
+    it("refuses a session of another profile, naming the session's model", async () => {
+      const id = await ask({}, 'plain talk');
+      const err = await client.chat.completions
+        .create({
+          model: 'navi:careful',
+          messages: [{ role: 'user', content: 'x' }],
+          metadata: { session_id: id },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((err as Error).message).toContain('navi:plain');
+      expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
+    });
+  });
+
+  describe('history', () => {
+    it('replaces what the model reads by the history the client sends when it differs', async () => {
+      fake.enqueue({ text: 'Paris.' });
+      const { response } = await client.chat.completions
+        .create({ model: 'navi:plain', messages: [{ role: 'user', content: 'Capital of France?' }] })
+        .withResponse();
+      const id = response.headers.get(SESSION_HEADER) ?? '';
+
+      // The client edited its first question and dropped a tool exchange of its own.
+      fake.enqueue({ text: 'Rome has about 2.8 million people.' });
+      await client.chat.completions.create({
+        model: 'navi:plain',
+        metadata: { session_id: id },
+        messages: [
+          { role: 'developer', content: 'Answer in one sentence.' },
+          { role: 'user', content: 'Capital of Italy?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: 'Rome' },
+          { role: 'assistant', content: 'Rome.' },
+          { role: 'user', content: [{ type: 'text', text: 'How many people live there?' }] },
+        ],
+      });
+      const sent = chatRequests(fake)[1]?.body.messages ?? [];
+      const said = sent.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
+      expect(said).toEqual([
+        ['user', 'Capital of Italy?'],
+        ['assistant', 'Rome.'],
+        ['user', 'How many people live there?'],
+      ]);
+      expect(
+        sent.some((m) => m.role === 'system' && String(m.content).includes('Answer in one sentence.')),
+      ).toBe(true);
+      expect(sent.some((m) => m.role === 'tool' || m.tool_calls)).toBe(false);
+    });
+
+    it('keeps the stored context when the history the client sends is the same conversation', async () => {
+      fake.enqueue(
+        { toolCalls: [{ name: 'todo', arguments: { action: 'set', tasks: ['call mum'] } }] },
+        { text: 'Noted: call mum.' },
+      );
+      const first = await collect(
+        await client.chat.completions.create({
+          model: 'navi:plain',
+          user: 'keeps-context',
+          messages: [{ role: 'user', content: 'Remind me to call mum' }],
+          stream: true,
+        }),
+      );
+      fake.enqueue({ text: 'You have one task.' });
       await client.chat.completions.create({
         model: 'navi:plain',
         user: 'keeps-context',
-        messages: [{ role: 'user', content: 'Remind me to call mum' }],
-        stream: true,
-      }),
-    );
-    fake.enqueue({ text: 'You have one task.' });
-    await client.chat.completions.create({
-      model: 'navi:plain',
-      user: 'keeps-context',
-      messages: [
-        { role: 'user', content: 'Remind me to call mum' },
-        { role: 'assistant', content: first.content },
-        { role: 'user', content: 'What is on my list?' },
-      ],
+        messages: [
+          { role: 'user', content: 'Remind me to call mum' },
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: 'What is on my list?' },
+        ],
+      });
+      // The model still sees its own tool call and result, which the client never had.
+      const sent = chatRequests(fake)[2]?.body.messages ?? [];
+      expect(sent.some((m) => m.role === 'tool')).toBe(true);
+      expect(lastUserText(chatRequests(fake)[2])).toBe('What is on my list?');
     });
-    // The model still sees its own tool call and result, which the client never had.
-    const sent = chatRequests(fake)[2]?.body.messages ?? [];
-    expect(sent.some((m) => m.role === 'tool')).toBe(true);
-    expect(lastUserText(chatRequests(fake)[2])).toBe('What is on my list?');
   });
 });
