@@ -49,7 +49,12 @@ const COMMANDS = [
   'db',
 ];
 
-export async function main(argv: string[]): Promise<number> {
+export interface MainOptions {
+  /** The Navi checkout this command runs from (bin/navi.js passes its own). */
+  checkout?: string;
+}
+
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   const command = argv[0] ?? 'serve';
   if (isHelp(command)) {
     process.stdout.write(`${USAGE}\n`);
@@ -59,6 +64,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`navi: unknown command "${command}"\n\n${USAGE}\n`);
     return 2;
   }
+  // An MCP host starts `navi mcp` from a folder of its own; Navi's .env, profiles, tools and
+  // manuals are in the checkout, where `npm start` runs navi serve, so it works there too.
+  if (command === 'mcp' && options.checkout) process.chdir(options.checkout);
   let settings: Settings;
   try {
     settings = loadSettings(process.env, process.cwd());

@@ -179,10 +179,8 @@ describe('README: Use Navi from other clients', () => {
     }
   });
 
-  // Skipped until `navi mcp` reads its settings as it would in the checkout: started from a
-  // host's own folder, PROFILES_DIR, TOOLS_DIR, MANUALS_DIR and .env resolve there instead, and
-  // Navi answers with the stand-in profile. Remove `.skip` once that is fixed.
-  it.skip("`navi mcp` started that way thinks with the checkout's profiles, not a stand-in", async () => {
+  // A host starts the command from a folder of its own: Navi must still find its profiles.
+  it("`navi mcp` started that way thinks with the checkout's profiles, not a stand-in", async () => {
     const client = await startStdioFromReadme(join(work, 'stdio-profile'));
     try {
       answerWith('Noted.');
