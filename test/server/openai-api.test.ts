@@ -288,6 +288,38 @@ describe.each(engines)('on %s', (engine) => {
       expect(await navi.services.sessions.get(second)).toBeDefined();
     });
 
+    it("follows a key's session whose profile the agent switched, where the session's id is refused", async () => {
+      const id = await ask({ user: 'switches-profile' }, 'hello');
+      fake.enqueue(
+        { toolCalls: [{ name: 'switch_profile', arguments: { profile_id: 'careful' } }] },
+        { text: 'Now careful.' },
+      );
+      await client.chat.completions.create({
+        model: 'navi:plain',
+        user: 'switches-profile',
+        messages: [{ role: 'user', content: 'be careful from now on' }],
+      });
+      expect((await navi.services.sessions.get(id))?.profile_id).toBe('careful');
+      // The client still asks for the model it chose: the conversation goes on in its session.
+      expect(await ask({ user: 'switches-profile' }, 'still there?')).toBe(id);
+      const stored = await navi.services.sessions.getMessages(id);
+      expect(stored.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+        'hello',
+        'be careful from now on',
+        'still there?',
+      ]);
+      // The session's own id names it strictly: another profile's model is refused.
+      const err = await client.chat.completions
+        .create({
+          model: 'navi:plain',
+          messages: [{ role: 'user', content: 'x' }],
+          metadata: { session_id: id },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((err as Error).message).toContain('navi:careful');
+    });
+
     it("refuses a session of another profile, naming the session's model", async () => {
       const id = await ask({}, 'plain talk');
       const err = await client.chat.completions

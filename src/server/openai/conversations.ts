@@ -42,7 +42,8 @@ export class Conversations {
   /**
    * The session a request with `key` (or none) and the model of `profileId` runs in. A Navi
    * session's id names that session, which must be of the model's profile; any other key is a
-   * conversation of that model (the same key with another model is another conversation).
+   * conversation of that model (the same key with another model is another conversation), which
+   * follows its session whatever profile that session has since switched to.
    */
   async sessionFor(profileId: string, key: string | undefined): Promise<SessionRecord> {
     if (key === undefined) return createSession(this.services, profileId);
@@ -64,11 +65,10 @@ export class Conversations {
   private async mapped(entry: string, profileId: string): Promise<SessionRecord> {
     const mapping = await this.services.kv.get<Mapping>(CONVERSATIONS_KV_ID, entry);
     const existing = mapping ? await this.services.sessions.get(mapping.session_id) : undefined;
-    if (existing) {
-      // The agent may have switched the session's profile since (switch_profile).
-      refuseOtherProfile(existing, profileId);
-      return existing;
-    }
+    // The conversation goes on as the session is now, even when its profile changed inside it
+    // (the agent's switch_profile, or the web client): the client keeps asking for the model it
+    // chose, and refusing it would leave that chat stuck.
+    if (existing) return existing;
     const session = await createSession(this.services, profileId);
     await this.services.kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
     return session;
