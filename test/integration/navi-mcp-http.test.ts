@@ -11,8 +11,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import Fastify from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/server/errors.js';
 import { naviMcpRoutes } from '../../src/server/navi-mcp/http-route.js';
-import { createNaviMcpServer } from '../../src/server/navi-mcp/server.js';
+import { createNaviMcpServer, type NaviMcpDeps } from '../../src/server/navi-mcp/server.js';
 import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { askNavi, call, textOf } from '../support/navi-mcp-client.js';
@@ -98,6 +99,17 @@ async function ping(url: string, id: string): Promise<number> {
   });
   await res.text();
   return res.status;
+}
+
+/** A client of a Navi MCP server of its own on `deps`, connected in memory. */
+async function inMemoryClient(deps: NaviMcpDeps): Promise<Client> {
+  const server = createNaviMcpServer(deps);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'navi-mcp-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  clients.push(client);
+  return client;
 }
 
 describe('Navi as an MCP server over HTTP', () => {
@@ -253,6 +265,32 @@ describe('Navi as an MCP server over HTTP', () => {
     navi.fake.enqueue({ text: 'Done now.' });
     const next = await askNavi(client, { message: 'Again?', session_id: id });
     expect(next.answer).toBe('Done now.');
+  });
+
+  it('leaves no empty session behind when the run of a new one cannot start', async () => {
+    const { services, runs } = navi.navi.app.navi;
+    const ids = async () => (await services.sessions.list()).map((s) => s.id).sort();
+    const before = await ids();
+    const refusing = (err: Error) => ({ services, runs: { ...runs, start: () => Promise.reject(err) } });
+
+    const closing = await inMemoryClient(refusing(new ApiError('SHUTTING_DOWN')) as unknown as NaviMcpDeps);
+    const refused = await askNavi(closing, { message: 'Hello?' });
+    expect(refused.result.isError).toBe(true);
+    expect(textOf(refused.result)).toContain('Try again in a moment');
+    expect(await ids()).toEqual(before);
+
+    const broken = await inMemoryClient(refusing(new Error('the registry broke')) as unknown as NaviMcpDeps);
+    const failed = await askNavi(broken, { message: 'Hello?' });
+    expect(failed.result.isError).toBe(true);
+    expect(textOf(failed.result)).toContain('the registry broke');
+    expect(await ids()).toEqual(before);
+
+    // A session the host named is the host's: a refused run leaves it as it was.
+    const kept = await services.sessions.create({ id: crypto.randomUUID(), profile_id: 'plain' });
+    const again = await askNavi(closing, { message: 'Hello?', session_id: kept.id });
+    expect(again.result.isError).toBe(true);
+    expect(await services.sessions.get(kept.id)).toBeDefined();
+    await services.sessions.delete(kept.id);
   });
 
   it('is served to loopback clients naming a loopback host only, without a token', async () => {

@@ -77,7 +77,7 @@ async function sessionFor(
   deps: NaviMcpDeps,
   sessionId: string | undefined,
   profile: string | undefined,
-): Promise<{ id: string } | { error: string }> {
+): Promise<{ id: string; created: boolean } | { error: string }> {
   const { services } = deps;
   if (profile !== undefined && !services.profiles.has(profile)) {
     const known = services.profiles
@@ -88,7 +88,7 @@ async function sessionFor(
   }
   if (sessionId === undefined) {
     const session = await createSession(services, profile ?? services.profiles.getDefault().id);
-    return { id: session.id };
+    return { id: session.id, created: true };
   }
   if (!isUuid(sessionId))
     return {
@@ -103,7 +103,23 @@ async function sessionFor(
     return {
       error: `Session ${sessionId} uses the profile "${session.profile_id}", not "${profile}": omit profile to continue it, or omit session_id to start a new session with "${profile}".`,
     };
-  return { id: session.id };
+  return { id: session.id, created: false };
+}
+
+/**
+ * Deletes the session this call created for a run that then could not start, so a refused call
+ * leaves no empty session behind. One that holds a message already is kept. Best effort: the
+ * call answers with why the run did not start, whatever happens here.
+ */
+async function discardUnused(deps: NaviMcpDeps, sessionId: string): Promise<void> {
+  try {
+    const page = await deps.services.sessions.getMessagePage(sessionId, { limit: 1 });
+    if (!page || page.messages.length > 0) return;
+    await deps.services.sessions.delete(sessionId);
+    await deps.services.onSessionDeleted?.(sessionId);
+  } catch {
+    // The session stays; it is empty and can be deleted like any other.
+  }
 }
 
 /** Follows a run to its end, reporting activity as progress. */
@@ -149,6 +165,7 @@ async function askNavi(
       follow(progress, Date.now),
     );
   } catch (err) {
+    if (target.created) await discardUnused(deps, sessionId);
     if (err instanceof ApiError && err.code === 'RUN_ACTIVE')
       return toolError(
         `${err.message}. Session ${sessionId} is answering another message right now: wait until that answer is done, or ask in a new session (omit session_id).`,
