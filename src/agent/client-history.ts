@@ -44,7 +44,11 @@ export async function adoptHistory(
     deps.sessions.getMessages(sessionId),
     deps.sessions.getContext(sessionId),
   ]);
-  if (historyAgrees(history, display, context)) return false;
+  // Stored texts have the secrets Navi knows masked: the client's, which may hold one (a key it
+  // pasted, an answer that repeated a revealed value), are compared as they would be stored.
+  const { asStored } = deps.sessions;
+  const told = asStored ? history.map((m) => ({ ...m, content: asStored(m.content) })) : history;
+  if (historyAgrees(told, display, context)) return false;
   const messages = contextOfHistory(history, deps.newId, deps.now().toISOString());
   await deps.sessions.replaceContext(sessionId, messages);
   return { tokens: estimateTokens('', messages, '') };

@@ -33,6 +33,7 @@ export function maskingSessionStore(store: SessionStore, secrets: SecretMasker):
     updateMessage: (sessionId, messageId, patch: MessagePatch) =>
       store.updateMessage(sessionId, messageId, mask(patch)),
     replaceContext: (sessionId, messages) => store.replaceContext(sessionId, messages.map(mask)),
+    asStored: mask,
     replaceContextPrefix: (sessionId, firstKeptId, summary) =>
       store.replaceContextPrefix(sessionId, firstKeptId, mask(summary)),
     rewind: (sessionId, anchorId, options) => store.rewind(sessionId, anchorId, options),

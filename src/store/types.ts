@@ -101,6 +101,12 @@ export interface SessionStore {
    */
   replaceContext(sessionId: string, messages: StoredMessage[]): Promise<void>;
   /**
+   * `value` as this store would write it: the masking store (masking-store.ts) hides the secrets
+   * Navi knows, so a text compared with stored ones (a client's history, client-history.ts) must
+   * pass here first. Absent: values are stored as given.
+   */
+  asStored?<T>(value: T): T;
+  /**
    * Regenerate and edit (docs/architecture.md#rewinding): removes every message after `anchorId`,
    * and the anchor itself unless `keepAnchor`, from both buffers (each by its own order), in one
    * transaction. Resolves to the display ids removed, oldest first. Changes nothing when the

@@ -11,6 +11,7 @@ import { isTerminalEvent, type RunUsage, type ServerEvent } from '../../src/prot
 import { CLIENT_CANNOT_CONFIRM } from '../../src/server/agent-run.js';
 import { startHeadlessRun } from '../../src/server/headless-run.js';
 import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import { SecretMasker } from '../../src/util/secret-masker.js';
 import type { FakeLlm, RecordedMessage, RecordedRequest } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
@@ -52,12 +53,15 @@ let fake: FakeLlm;
 let navi: NaviHandle;
 let close: () => Promise<void> = async () => {};
 let guarded: ReturnType<typeof guardedTool>;
+/** The masker of Navi's stored transcript, so a test can register a secret. */
+const secrets = new SecretMasker();
 
 beforeAll(async () => {
   guarded = guardedTool();
   ({ fake, navi, close } = await startNaviWithLlm({
     settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain', OLLAMA_THINK: 'false' },
     extraTools: [guarded, lookupTool],
+    secrets,
   }));
 });
 afterEach(() => {
@@ -254,6 +258,31 @@ describe('a client history that tells another conversation', () => {
       'assistant: (tool call)',
       'tool: FACT-42',
       'assistant: The fact is 42.',
+      'user: thanks',
+    ]);
+  });
+
+  it('a secret Navi masks in what it stores still agrees, so the tool calls run since stay', async () => {
+    const secret = 'sk-client-history-7f3a9c2e51';
+    secrets.add('CLIENT_HISTORY_TEST_KEY', secret);
+    const id = await navi.createSession();
+    fake.enqueue(
+      { toolCalls: [{ id: 'l3', name: 'lookup_fact', arguments: {} }] },
+      { text: 'Stored.' },
+      { text: 'Done.' },
+    );
+    const question = `Store the key ${secret}`;
+    await run(id, { content: question, history: [], source: 'openai' });
+    const history: HistoryMessage[] = [
+      { role: 'user', content: question },
+      { role: 'assistant', content: 'Stored.' },
+    ];
+    await run(id, { content: 'thanks', history, source: 'openai' });
+    expect(conversation(lastChat())).toEqual([
+      'user: Store the key [secret hidden: CLIENT_HISTORY_TEST_KEY]',
+      'assistant: (tool call)',
+      'tool: FACT-42',
+      'assistant: Stored.',
       'user: thanks',
     ]);
   });
