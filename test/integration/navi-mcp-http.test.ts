@@ -2,7 +2,7 @@
  * Navi's MCP server over Streamable HTTP at /mcp (docs/mcp-server.md), driven by the official
  * SDK client against a real Navi on a real port with the fake LLM server as its model: the tools,
  * progress, continuing a session, refused confirmations, bad arguments, cancellation, the access
- * check with and without NAVI_API_TOKEN, and the cap on open MCP sessions.
+ * check with and without NAVI_API_TOKEN, the cap on open MCP sessions and their idle time.
  */
 import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -402,7 +402,7 @@ describe("Navi's MCP server without long-term memory", () => {
   });
 });
 
-describe('the cap on open MCP sessions', () => {
+describe('the cap on open MCP sessions and their idle time', () => {
   let navi: NaviWithLlm;
   beforeAll(async () => {
     navi = await startNaviWithLlm({ settings: { PROFILES_DIR: profiles, DEFAULT_PROFILE: 'plain' } });
@@ -455,6 +455,38 @@ describe('the cap on open MCP sessions', () => {
       expect(second.status).toBe(200);
       expect(await ping(url, first.sessionId ?? '')).toBe(404);
     } finally {
+      await app.close();
+    }
+  });
+
+  it('closes a session idle for longer than idleMs, and keeps one whose event stream is open', async () => {
+    // The route alone, on Navi's own services, with 30 minutes of idleness shortened to 100 ms.
+    const app = Fastify();
+    await app.register(naviMcpRoutes, { ...navi.navi.app.navi, idleMs: 100 });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const listening = new AbortController();
+    try {
+      const idle = await initialize(url);
+      const busy = await initialize(url);
+      expect([idle.status, busy.status]).toEqual([200, 200]);
+      expect(await ping(url, idle.sessionId ?? '')).toBe(200);
+      const stream = await fetch(`${url}/mcp`, {
+        headers: {
+          accept: 'text/event-stream',
+          'mcp-session-id': busy.sessionId ?? '',
+          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+        },
+        signal: listening.signal,
+      });
+      expect(stream.status).toBe(200);
+      // Past the idle time and the sweep after it (every idleMs).
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect(await ping(url, idle.sessionId ?? '')).toBe(404);
+      expect(await ping(url, busy.sessionId ?? '')).toBe(200);
+    } finally {
+      listening.abort();
       await app.close();
     }
   });
