@@ -51,6 +51,16 @@ describe.each(storeEngines())('replaceContext on $name', ({ open }) => {
     expect(await stores.sessions.getContext('s')).toEqual(history);
   });
 
+  it('takes a long history whole, in its order, appending after its end', async () => {
+    const long = Array.from({ length: 3000 }, (_, i) =>
+      msg(`l${i}`, i % 2 === 0 ? 'user' : 'assistant', i % 7 === 0 ? { content: null } : {}),
+    );
+    await stores.sessions.replaceContext('s', long);
+    await stores.sessions.append('s', [both(msg('after'))]);
+    const context = await stores.sessions.getContext('s');
+    expect(context).toEqual([...long, msg('after')]);
+  });
+
   it('leaves the display buffer and other sessions as they were', async () => {
     await stores.sessions.replaceContext('s', history);
     expect(ids(await stores.sessions.getMessages('s'))).toEqual(['u1', 'call', 'result', 'a1']);

@@ -129,6 +129,13 @@ const UPDATE_MESSAGE = `
     .join(',\n  ')}
   SELECT (SELECT count(*) FROM d) + (SELECT count(*) FROM c) AS changed`;
 
+/** A replaced context's rows, numbered from 0 in their order: one INSERT, rows as arrays. */
+const REPLACE_CONTEXT = `
+  INSERT INTO context_messages (session_id, seq, id, role, content, payload, created_at)
+  SELECT $1, n - 1, id, role, content, payload::jsonb, created_at
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+    WITH ORDINALITY AS r(id, role, content, payload, created_at, n)`;
+
 /** The page before a cursor, with the cursor's own check: no row at all when it is unknown. */
 const PAGE_BEFORE = `
   SELECT m.id, m.role, m.content, m.payload, m.created_at
@@ -417,13 +424,13 @@ export class PgSessionStore implements SessionStore {
       await this.db.transaction(async (client) => {
         await this.lockSession(client, sessionId);
         await client.query('DELETE FROM context_messages WHERE session_id = $1', [sessionId]);
-        for (const [seq, message] of messages.entries()) {
-          await client.query(
-            `INSERT INTO context_messages (session_id, seq, id, role, content, payload, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
-            [sessionId, seq, ...messageParams(message)],
-          );
-        }
+        if (messages.length === 0) return;
+        const c = messageColumns(messages.map((message) => ({ message, display: false, context: true })));
+        await client.query({
+          name: 'navi_replace_context',
+          text: REPLACE_CONTEXT,
+          values: [sessionId, c.id, c.role, c.content, c.payload, c.created_at],
+        });
       });
     } catch (err) {
       throw explain(err, sessionId);
