@@ -5,8 +5,9 @@
  * before or after its stream began, and a client that leaves mid-stream.
  */
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_HEADER } from '../../src/protocol/openai.js';
+import { ApiError } from '../../src/server/errors.js';
 import { CONVERSATIONS_KV_ID } from '../../src/server/openai/conversations.js';
 import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
@@ -320,8 +321,44 @@ describe('runs', () => {
     expect((refused[0] as InstanceType<typeof OpenAI.ConflictError>).headers?.get(SESSION_HEADER)).toBe(
       sessionId,
     );
+    // The refused request joined the session: it leaves it to the run that started.
+    expect(await navi.services.sessions.get(sessionId ?? '')).toBeDefined();
     started[0]?.data.controller.abort();
     await navi.app.navi.runs.idle(sessionId ?? '');
+  });
+
+  it('removes the session a request created when its run cannot start, with its key, and keeps one it did not', async () => {
+    const runs = navi.app.navi.runs;
+    const before = (await navi.services.sessions.list()).length;
+    for (const [extra, stream] of [
+      [{}, false],
+      [{ user: 'never-started' }, false],
+      [{ user: 'never-started-streamed' }, true],
+    ] as const) {
+      const refusal = vi.spyOn(runs, 'start').mockRejectedValueOnce(new ApiError('SHUTTING_DOWN'));
+      const err = await rejection(
+        stream ? askStream('hi', extra) : ask([{ role: 'user', content: 'hi' }], extra),
+      );
+      refusal.mockRestore();
+      expect(err.status, JSON.stringify(extra)).toBe(503);
+      expect(err.code).toBe('shutting_down');
+      // The answer names no session: there is none left.
+      expect(err.headers?.get(SESSION_HEADER)).toBeNull();
+    }
+    expect((await navi.services.sessions.list()).length).toBe(before);
+    expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/never-started')).toBeUndefined();
+    expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/never-started-streamed')).toBeUndefined();
+
+    // A session the key already had stays, with its key, though this request's run did not start.
+    fake.enqueue({ text: 'first answer' });
+    const { response } = await ask([{ role: 'user', content: 'first' }], { user: 'kept' }).withResponse();
+    const kept = response.headers.get(SESSION_HEADER) ?? '';
+    const refusal = vi.spyOn(runs, 'start').mockRejectedValueOnce(new ApiError('SHUTTING_DOWN'));
+    const err = await rejection(ask([{ role: 'user', content: 'second' }], { user: 'kept' }));
+    refusal.mockRestore();
+    expect(err.headers?.get(SESSION_HEADER)).toBe(kept);
+    expect(await navi.services.sessions.get(kept)).toBeDefined();
+    expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/kept')).toEqual({ session_id: kept });
   });
 
   it('stops the run of a whole (not streamed) answer whose client leaves', async () => {

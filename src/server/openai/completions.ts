@@ -20,7 +20,7 @@ import type { RunRegistry } from '../run-registry.js';
 import type { NaviServices } from '../services.js';
 import { refuseImagesForTextModel } from '../session-model.js';
 import { AnswerBuilder, finishReasonOf } from './answer.js';
-import type { Conversations } from './conversations.js';
+import type { Conversations, OpenedSession } from './conversations.js';
 import { runFailure } from './errors.js';
 import { type ChatInput, readChatRequest } from './request.js';
 import { SseStream } from './sse.js';
@@ -63,22 +63,22 @@ export async function chatCompletion(
   reply: FastifyReply,
 ): Promise<ChatCompletion | undefined> {
   const input = readChatRequest(deps.services, request.body);
-  const session = await deps.conversations.sessionFor(input.profileId, input.key);
-  reply.header(SESSION_HEADER, session.id);
-  const hasImages = input.images.length > 0 || (input.history ?? []).some((m) => m.images?.length);
-  if (hasImages) await refuseImagesForTextModel(deps.services, session.id);
+  const opened = await deps.conversations.sessionFor(input.profileId, input.key);
+  reply.header(SESSION_HEADER, opened.session.id);
+  const start = (onEvent: (event: ServerEvent) => void) =>
+    startIn(deps, opened, input, onEvent, request, reply);
   const base = {
     id: `chatcmpl-${randomUUID()}`,
     created: Math.floor(Date.now() / 1000),
     model: request.body.model,
   };
   if (input.stream) {
-    await streamAnswer(deps, reply, session.id, input, base);
+    await streamAnswer(deps, reply, opened.session.id, input, base, start);
     return undefined;
   }
 
   const answer = new AnswerBuilder();
-  const run = await startHeadlessRun(deps.runs, session.id, runInputOf(input), (event) => answer.add(event));
+  const run = await start((event) => answer.add(event));
   stopWhenClientLeaves(reply, run);
   const terminal = await run.done;
   if (terminal.type === 'error') {
@@ -104,12 +104,46 @@ export async function chatCompletion(
   };
 }
 
+/**
+ * Starts the request's run. When it cannot start (images the model cannot read, Navi stopping,
+ * the session taken meanwhile…), a session this request created for it is removed again, with
+ * its key's entry, and the answer no longer names it; the refusal is then thrown as it came.
+ */
+async function startIn(
+  deps: CompletionDeps,
+  opened: OpenedSession,
+  input: ChatInput,
+  onEvent: (event: ServerEvent) => void,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<AgentRun> {
+  const sessionId = opened.session.id;
+  try {
+    const hasImages = input.images.length > 0 || (input.history ?? []).some((m) => m.images?.length);
+    if (hasImages) await refuseImagesForTextModel(deps.services, sessionId);
+    return await startHeadlessRun(deps.runs, sessionId, runInputOf(input), onEvent);
+  } catch (err) {
+    if (opened.created) {
+      const removed = await deps.conversations.discard(opened).catch((cleanup: unknown) => {
+        request.log.warn(
+          { err: cleanup, sessionId },
+          'could not remove the session of a run that did not start',
+        );
+        return false;
+      });
+      if (removed) reply.removeHeader(SESSION_HEADER);
+    }
+    throw err;
+  }
+}
+
 async function streamAnswer(
   deps: CompletionDeps,
   reply: FastifyReply,
   sessionId: string,
   input: ChatInput,
   base: { id: string; created: number; model: string },
+  start: (onEvent: (event: ServerEvent) => void) => Promise<AgentRun>,
 ): Promise<void> {
   const chunk = (
     delta: ChatCompletionChunk['choices'][number]['delta'],
@@ -145,7 +179,7 @@ async function streamAnswer(
   };
 
   // A refusal to start (RUN_ACTIVE, SHUTTING_DOWN) is still an ordinary error response.
-  const run = await startHeadlessRun(deps.runs, sessionId, runInputOf(input), onEvent);
+  const run = await start(onEvent);
   reply.hijack();
   sse.open({ [SESSION_HEADER]: sessionId });
   stopWhenClientLeaves(reply, run, () => sse.stop());

@@ -12,6 +12,7 @@
 import { NAVI_MODEL_PREFIX } from '../../protocol/openai.js';
 import type { SessionRecord } from '../../store/types.js';
 import { createSession } from '../headless-run.js';
+import type { RunRegistry } from '../run-registry.js';
 import type { NaviServices } from '../services.js';
 import { isUuid } from '../session-lookup.js';
 import { OpenAiParamError } from './errors.js';
@@ -33,11 +34,23 @@ function refuseOtherProfile(session: SessionRecord, profileId: string): void {
   );
 }
 
+/** The session a request runs in, and whether this request created it. */
+export interface OpenedSession {
+  session: SessionRecord;
+  /** True for the one request that created the session (never for one that joined it). */
+  created: boolean;
+  /** The key-value entry mapping the conversation key to the session, when there is one. */
+  entry?: string;
+}
+
 export class Conversations {
   /** First uses of a key in progress, so two at once create one session, not two. */
-  private readonly creating = new Map<string, Promise<SessionRecord>>();
+  private readonly creating = new Map<string, Promise<OpenedSession>>();
 
-  constructor(private readonly services: NaviServices) {}
+  constructor(
+    private readonly services: NaviServices,
+    private readonly runs: Pick<RunRegistry, 'busy'>,
+  ) {}
 
   /**
    * The session a request with `key` (or none) and the model of `profileId` runs in. A Navi
@@ -45,32 +58,57 @@ export class Conversations {
    * conversation of that model (the same key with another model is another conversation), which
    * follows its session whatever profile that session has since switched to.
    */
-  async sessionFor(profileId: string, key: string | undefined): Promise<SessionRecord> {
-    if (key === undefined) return createSession(this.services, profileId);
+  async sessionFor(profileId: string, key: string | undefined): Promise<OpenedSession> {
+    if (key === undefined) return { session: await createSession(this.services, profileId), created: true };
     if (isUuid(key)) {
       const session = await this.services.sessions.get(key);
       if (session) {
         refuseOtherProfile(session, profileId);
-        return session;
+        return { session, created: false };
       }
     }
     const entry = `${profileId}/${key}`;
     const pending = this.creating.get(entry);
-    if (pending) return pending;
+    // A request joining another's first use did not create the session.
+    if (pending) return pending.then((opened) => ({ ...opened, created: false }));
     const found = this.mapped(entry, profileId).finally(() => this.creating.delete(entry));
     this.creating.set(entry, found);
     return found;
   }
 
-  private async mapped(entry: string, profileId: string): Promise<SessionRecord> {
+  /**
+   * Removes a session this request created when its run could not start (Navi stopping, the
+   * session taken by a request that joined it, images refused…), with its key's entry, so no
+   * empty session is left behind. Kept when another request's run uses it or it holds messages.
+   * Returns whether it was removed.
+   */
+  async discard(opened: OpenedSession): Promise<boolean> {
+    const { session, entry } = opened;
+    if (!opened.created || (await this.runs.busy(session.id))) return false;
+    const page = await this.services.sessions.getMessagePage(session.id, { limit: 1 });
+    if (page && page.messages.length > 0) return false;
+    if (entry) {
+      const mapping = await this.services.kv.get<Mapping>(CONVERSATIONS_KV_ID, entry);
+      if (mapping?.session_id === session.id) await this.services.kv.delete(CONVERSATIONS_KV_ID, entry);
+    }
+    return this.services.sessions.delete(session.id);
+  }
+
+  private async mapped(entry: string, profileId: string): Promise<OpenedSession> {
     const mapping = await this.services.kv.get<Mapping>(CONVERSATIONS_KV_ID, entry);
     const existing = mapping ? await this.services.sessions.get(mapping.session_id) : undefined;
     // The conversation goes on as the session is now, even when its profile changed inside it
     // (the agent's switch_profile, or the web client): the client keeps asking for the model it
     // chose, and refusing it would leave that chat stuck.
-    if (existing) return existing;
+    if (existing) return { session: existing, created: false, entry };
     const session = await createSession(this.services, profileId);
-    await this.services.kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
-    return session;
+    try {
+      await this.services.kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
+    } catch (err) {
+      // A session no key leads to would be left empty for good.
+      await this.services.sessions.delete(session.id).catch(() => false);
+      throw err;
+    }
+    return { session, created: true, entry };
   }
 }

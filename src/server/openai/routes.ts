@@ -28,7 +28,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (
   app,
   { services, runs, keepAliveMs },
 ) => {
-  const conversations = new Conversations(services);
+  const conversations = new Conversations(services, runs);
   // Profiles have no creation time; the time Navi started serves every model.
   const created = Math.floor(Date.now() / 1000);
   const modelOf = (id: string): ModelEntry => ({
