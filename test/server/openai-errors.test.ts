@@ -361,6 +361,40 @@ describe('runs', () => {
     expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/kept')).toEqual({ session_id: kept });
   });
 
+  it('stops a run whose client left while it was starting', async () => {
+    const runs = navi.app.navi.runs;
+    for (const stream of [false, true]) {
+      fake.enqueue({ hang: true });
+      const controller = new AbortController();
+      let leave = () => {};
+      const left = new Promise<void>((resolve) => {
+        leave = resolve;
+      });
+      const start = runs.start.bind(runs);
+      const slowStart = vi.spyOn(runs, 'start').mockImplementationOnce(async (sessionId, input) => {
+        controller.abort();
+        await left;
+        return start(sessionId, input);
+      });
+      const key = `leaves-while-starting-${stream}`;
+      const pending = client.chat.completions
+        .create(
+          { model: 'navi:plain', messages: [{ role: 'user', content: 'hi' }], user: key, stream },
+          { signal: controller.signal },
+        )
+        .catch((e: unknown) => e);
+      expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError);
+      // The server notices the closed connection before the run starts.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      leave();
+      slowStart.mockRestore();
+      const sessionId =
+        (await navi.services.kv.get<{ session_id: string }>(CONVERSATIONS_KV_ID, `plain/${key}`))
+          ?.session_id ?? '';
+      await vi.waitFor(() => expect(runs.get(sessionId)).toBeUndefined(), { timeout: 3000 });
+    }
+  });
+
   it('stops the run of a whole (not streamed) answer whose client leaves', async () => {
     fake.enqueue({ hang: true });
     const controller = new AbortController();

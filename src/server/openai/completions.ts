@@ -45,12 +45,17 @@ function runInputOf(input: ChatInput): RunInput {
   return run;
 }
 
-/** Stops `run` when the client closes the connection before the answer was sent in full. */
+/**
+ * Stops `run` when the client closes the connection before the answer was sent in full, or
+ * already closed it while the run was starting (a probe of the model, a cluster claim).
+ */
 function stopWhenClientLeaves(reply: FastifyReply, run: AgentRun, also?: () => void): void {
-  reply.raw.on('close', () => {
+  const leave = () => {
     also?.();
     if (!reply.raw.writableFinished && !run.finished) run.stop();
-  });
+  };
+  if (reply.raw.destroyed || reply.raw.socket?.destroyed) leave();
+  else reply.raw.on('close', leave);
 }
 
 /**
