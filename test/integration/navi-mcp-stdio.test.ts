@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeLlm, type RecordedRequest, type ReplyScript, startFakeLlm } from '../fake-llm/index.js';
 import { freePort } from '../support/dovecot.js';
 import { repoRoot, tempDir } from '../support/navi.js';
-import { askNavi, call, textOf } from '../support/navi-mcp-client.js';
+import { askNavi, call, textOf, withoutCheckoutDotEnv } from '../support/navi-mcp-client.js';
 import { naviProcessEnv, spawnNavi } from '../support/navi-process.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
 
@@ -47,7 +47,10 @@ let client: Client;
 
 function env(): Record<string, string> {
   const all = naviProcessEnv({ dir, port: 0, ollamaUrl: fake.ollamaUrl, extra: { PROFILES_DIR: profiles } });
-  return Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
+  // navi mcp works in the checkout: a developer's .env there must not reach the test.
+  return withoutCheckoutDotEnv(
+    Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined)),
+  );
 }
 
 async function connect(): Promise<Client> {

@@ -13,8 +13,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANNING_INSTRUCTION } from '../../src/agent/planning.js';
-import { parseSetting, readDotEnv } from '../../src/config/settings.js';
+import { parseSetting } from '../../src/config/settings.js';
 import { repoRoot } from '../support/navi.js';
+import { withoutCheckoutDotEnv } from '../support/navi-mcp-client.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 
 const TOKEN = 'readme-token-0123456789';
@@ -96,18 +97,15 @@ async function startStdioFromReadme(dir: string): Promise<Client> {
     args,
     // A host starts the command from a folder of its own, never Navi's checkout.
     cwd: dir,
-    // Its own data in the test's folder, never the developer's; the shipped servers off. It works
-    // in the checkout, so a developer's .env there would be read: each of its settings is blanked
-    // (a blank one is unset), lest the test use their database or their LLM.
-    env: {
-      ...Object.fromEntries(Object.keys(readDotEnv(repoRoot)).map((name) => [name, ''])),
+    // Its own data in the test's folder, never the developer's; the shipped servers off.
+    env: withoutCheckoutDotEnv({
       PATH: process.env.PATH ?? '',
       HOME: dir,
       NAVI_DATA_DIR: join(dir, 'data'),
       OLLAMA_HOST: stack.fake.ollamaUrl,
       MCP_SHIPPED_SERVERS: 'false',
       LOG_LEVEL: 'ERROR',
-    },
+    }),
     stderr: 'pipe',
   });
   let stderr = '';

@@ -1,6 +1,18 @@
 /** Reading the answers of Navi's MCP server with the official SDK client, for its tests. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { readDotEnv } from '../../src/config/settings.js';
+import { repoRoot } from './navi.js';
+
+/**
+ * `env` for a `navi mcp` child, with every variable the checkout's .env sets passed blank (a
+ * blank setting is unset): `navi mcp` works in the checkout, and a developer's .env there (their
+ * DATABASE_URL, their LLM) must not reach a test.
+ */
+export function withoutCheckoutDotEnv(env: Record<string, string>): Record<string, string> {
+  const blanks = Object.fromEntries(Object.keys(readDotEnv(repoRoot)).map((name) => [name, '']));
+  return { ...blanks, ...env };
+}
 
 /** The text of every text item of a tool result, joined by newlines. */
 export function textOf(result: CallToolResult): string {
