@@ -347,6 +347,22 @@ describe('Navi as an MCP server over HTTP', () => {
     const none = await call(client, 'search_memory', { query: 'zeppelin' });
     expect((none.structuredContent as { facts: unknown[] }).facts).toEqual([]);
   });
+
+  it('stops embedding the query of a search_memory call the host cancels', async () => {
+    navi.fake.setEndpointError('embed', { hang: true });
+    const client = await connect(navi.navi.url);
+    const cancel = new AbortController();
+    const searching = client.callTool({ name: 'search_memory', arguments: { query: 'tea' } }, undefined, {
+      signal: cancel.signal,
+    });
+    for (let n = 1; !navi.fake.requests.some((r) => r.kind === 'embed'); n++)
+      await navi.fake.waitForRequests(n);
+    cancel.abort();
+    await expect(searching).rejects.toThrow();
+    // The model's embedding request is given up, not left running for a call nobody awaits.
+    await navi.fake.waitForAborted(1);
+    expect(navi.fake.requests.filter((r) => r.aborted).map((r) => r.kind)).toEqual(['embed']);
+  });
 });
 
 describe('Navi as an MCP server over HTTP with NAVI_API_TOKEN', () => {

@@ -77,13 +77,22 @@ function shown(message: SessionMessage): z.infer<typeof messageSchema> {
   };
 }
 
-async function searchMemory(deps: NaviMcpDeps, query: string, max?: number): Promise<CallToolResult> {
+async function searchMemory(
+  deps: NaviMcpDeps,
+  query: string,
+  max: number | undefined,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
   const memory = deps.services.memory;
   if (!memory)
     return toolError(
       "Long-term memory is off in this Navi, so there is nothing to search. It is on in Navi as `navi serve` and `navi mcp` start it (docs/memory.md); ask Navi's operator to run one of those.",
     );
-  const { hits, mode } = await memory.search.search(query, max !== undefined ? { limit: max } : {});
+  // The signal ends embedding the query (and backfilling facts) when the host cancels the call.
+  const { hits, mode } = await memory.search.search(query, {
+    ...(max !== undefined ? { limit: max } : {}),
+    signal,
+  });
   return dataResult({
     mode,
     facts: hits.map(({ fact, score }) => ({
@@ -151,7 +160,7 @@ export function registerReadTools(server: McpServer, deps: NaviMcpDeps): void {
       outputSchema: { mode: z.enum(['hybrid', 'fts']), facts: z.array(factSchema) },
       annotations: READ_ONLY,
     },
-    ({ query, limit: max }) => searchMemory(deps, query, max),
+    ({ query, limit: max }, extra) => searchMemory(deps, query, max, extra.signal),
   );
   server.registerTool(
     'list_sessions',
