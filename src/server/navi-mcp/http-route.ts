@@ -12,9 +12,13 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerContext } from '../context.js';
+import { toApiError } from '../errors.js';
 import { createNaviMcpServer } from './server.js';
 
 export const MCP_PATH = '/mcp';
+
+/** A message may be up to a million characters, of up to four bytes each, in JSON. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface NaviMcpRouteOptions extends ServerContext {
   /** Open MCP sessions at most (default 64). */
@@ -35,6 +39,42 @@ interface Session {
 /** The JSON-RPC error body MCP clients read (no request id: it may not have parsed). */
 function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
   return reply.code(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/**
+ * Anything refused before the handler (a body Fastify cannot parse, the access check) as the
+ * JSON-RPC error an MCP client reads, with the HTTP status it would have had anyway.
+ */
+function rpcFailure(error: unknown): { status: number; code: number; message: string; internal: boolean } {
+  const { apiError, internal } = toApiError(error);
+  const { status } = apiError;
+  switch (apiError.code) {
+    case 'INVALID_JSON':
+      return {
+        status,
+        code: -32_700,
+        message:
+          'Parse error: the body is empty or not valid JSON; send one JSON-RPC message (or a batch of them) as JSON.',
+        internal,
+      };
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return {
+        status,
+        code: -32_000,
+        message:
+          'Unsupported Media Type: Content-Type must be application/json; send the JSON-RPC message as application/json.',
+        internal,
+      };
+    case 'BODY_TOO_LARGE':
+      return {
+        status,
+        code: -32_000,
+        message: `Payload Too Large: /mcp accepts bodies of up to ${MAX_BODY_BYTES} bytes; send a shorter message.`,
+        internal,
+      };
+    default:
+      return { status, code: internal ? -32_603 : -32_000, message: apiError.message, internal };
+  }
 }
 
 class SessionPool {
@@ -104,6 +144,18 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
   );
   sweep.unref();
 
+  // Scoped to this plugin: Fastify's refusals of a body, and the root access hook's refusals of
+  // /mcp, answer in JSON-RPC as the transport's own errors do, not in the REST error shape.
+  app.setErrorHandler((error, request, reply) => {
+    const failure = rpcFailure(error);
+    if (failure.internal) request.log.error({ err: error, url: request.url }, 'MCP request failed');
+    else request.log.debug({ status: failure.status, url: request.url }, 'MCP request refused');
+    return rpcError(reply, failure.status, failure.code, failure.message);
+  });
+  // JSON only: a text/plain body would otherwise reach the handler, which could close an idle
+  // session to make room before the transport refuses it.
+  app.removeContentTypeParser('text/plain');
+
   // Before the server stops accepting: open SSE streams end now instead of holding the close.
   app.addHook('preClose', async () => {
     closing = true;
@@ -148,8 +200,7 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
-    // A message may be up to a million characters, of up to four bytes each, in JSON.
-    bodyLimit: 8 * 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
     handler: async (request, reply) => {
       if (closing) return rpcError(reply, 503, -32_000, 'Navi is shutting down; connect again once it runs.');
       const id = request.headers['mcp-session-id'];
