@@ -69,12 +69,18 @@ describe('historyAgrees', () => {
     expect(historyAgrees([], display, display)).toBe(false);
   });
 
-  it('compares system messages with the context’s, in order', () => {
-    const context = [m('system', 'Be terse.'), m('user', 'Back it up')];
+  it('compares system messages with the context’s client system messages, in order', () => {
+    const context = [m('system', 'Be terse.', { kind: 'client_system' }), m('user', 'Back it up')];
     expect(historyAgrees([system('Be terse.'), ...agreeing], display, context)).toBe(true);
     expect(historyAgrees([system('Be verbose.'), ...agreeing], display, context)).toBe(false);
     expect(historyAgrees(agreeing, display, context)).toBe(false);
     expect(historyAgrees([system('Be terse.'), ...agreeing], display, [])).toBe(false);
+  });
+
+  it('an untagged stored system message (an imported one) is no client’s: the model never read it', () => {
+    const context = [m('system', 'Be terse.'), m('user', 'Back it up')];
+    expect(historyAgrees([system('Be terse.'), ...agreeing], display, context)).toBe(false);
+    expect(historyAgrees(agreeing, display, context)).toBe(true);
   });
 
   it('agrees with the context’s own texts when the display buffer went another way', () => {
@@ -90,7 +96,7 @@ describe('historyAgrees', () => {
 
 describe('historyAgrees after compression', () => {
   const context = [
-    m('system', 'Be terse.'),
+    m('system', 'Be terse.', { kind: 'client_system' }),
     m('user', 'summary of the first turns', { kind: 'summary' }),
     m('user', 'third'),
     m('assistant', 'Three.'),
@@ -111,7 +117,7 @@ describe('historyAgrees after compression', () => {
 });
 
 describe('contextOfHistory', () => {
-  it('keeps roles and order, user images only, with fresh ids', () => {
+  it('keeps roles and order, user images only, with fresh ids; system messages tagged as the client’s', () => {
     let id = 0;
     const history: HistoryMessage[] = [
       system('Be terse.'),
@@ -119,7 +125,7 @@ describe('contextOfHistory', () => {
       { role: 'assistant', content: 'Seen.', images: ['bm8='] },
     ];
     expect(contextOfHistory(history, () => `h${++id}`, at)).toEqual([
-      { id: 'h1', role: 'system', content: 'Be terse.', created_at: at },
+      { id: 'h1', role: 'system', content: 'Be terse.', created_at: at, kind: 'client_system' },
       { id: 'h2', role: 'user', content: 'Look', created_at: at, images: ['aGk='] },
       { id: 'h3', role: 'assistant', content: 'Seen.', created_at: at },
     ]);

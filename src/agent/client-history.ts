@@ -66,7 +66,7 @@ export function historyAgrees(
 ): boolean {
   const systems = history.filter((m) => m.role === 'system').map((m) => m.content.trim());
   const stored = context
-    .filter((m) => m.role === 'system' && m.kind === undefined)
+    .filter((m) => m.role === 'system' && m.kind === 'client_system')
     .map((m) => (m.content ?? '').trim());
   if (!sameList(systems, stored)) return false;
   const said = saidOf(history);
@@ -88,8 +88,9 @@ function itemsOf(exchanges: readonly Exchange[]): number {
 
 /**
  * The context the client's history stands for: its messages in its order, with fresh ids; user
- * messages keep their images, and system messages stay system messages (the model reads them
- * after Navi's own system prompt, which is built per call and never stored).
+ * messages keep their images, and system messages stay system messages, tagged `client_system`,
+ * the one tag the context view passes a stored system message on with (the model reads them after
+ * Navi's own system prompt, which is built per call and never stored).
  */
 export function contextOfHistory(
   history: readonly HistoryMessage[],
@@ -101,6 +102,7 @@ export function contextOfHistory(
     role: m.role,
     content: m.content,
     created_at: createdAt,
+    ...(m.role === 'system' ? { kind: 'client_system' as const } : {}),
     ...(m.role === 'user' && m.images && m.images.length > 0 ? { images: m.images } : {}),
   }));
 }

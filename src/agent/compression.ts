@@ -87,7 +87,9 @@ export function formatMessage(m: StoredMessage): string {
     case 'tool':
       return `Result of ${m.name ?? 'tool'}: ${cut(content, RESULT_CHARS)}`;
     default:
-      return `System: ${content}`;
+      // A client's system messages stay verbatim before the summary; any other stored one (an
+      // imported file's) is for nobody, and must not reach the model through the summary.
+      return '';
   }
 }
 

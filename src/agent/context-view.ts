@@ -68,10 +68,13 @@ export function toChatMessages(context: readonly StoredMessage[]): ChatMessage[]
       continue;
     }
     closePending();
-    // Navi's own system prompt is rebuilt per call and never stored: a stored system message is a
-    // client's (docs/openai-api.md#sessions-and-history). A failure record never reaches the model.
+    // Navi's own system prompt is rebuilt per call and never stored. Only a system message Navi
+    // tagged when it adopted a client's history reaches the model
+    // (docs/openai-api.md#sessions-and-history): an untagged one came from an imported file or an
+    // older Navi, and would otherwise instruct the model with nobody's authority. A failure record
+    // never reaches it either.
     if (m.role === 'system') {
-      if (m.kind === undefined) out.push({ role: 'system', content: m.content ?? '' });
+      if (m.kind === 'client_system') out.push({ role: 'system', content: m.content ?? '' });
       continue;
     }
     const msg: ChatMessage = { role: m.role, content: modelText(m) };

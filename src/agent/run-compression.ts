@@ -72,8 +72,9 @@ export async function compressIfNeeded(
 
 /**
  * Puts a summary in place of the context before `firstKeptId`. A client's system messages
- * (docs/openai-api.md#sessions-and-history) are instructions, not conversation: they stay before
- * the summary as they were, so the client's next history still agrees with the context.
+ * (`client_system`, docs/openai-api.md#sessions-and-history) are instructions, not conversation:
+ * they stay before the summary as they were, so the client's next history still agrees with the
+ * context. Any other system message there (an imported one) goes with the rest it summarises.
  */
 async function applySummary(
   sessions: SessionStore,
@@ -85,7 +86,7 @@ async function applySummary(
   const keptFrom =
     firstKeptId === null ? state.context.length : state.context.findIndex((m) => m.id === firstKeptId);
   const older = keptFrom < 0 ? [] : state.context.slice(0, keptFrom);
-  const systems = older.filter((m) => m.role === 'system');
+  const systems = older.filter((m) => m.role === 'system' && m.kind === 'client_system');
   if (systems.length === 0) return sessions.replaceContextPrefix(sessionId, firstKeptId, summary);
   await sessions.replaceContext(sessionId, [...systems, summary, ...state.context.slice(keptFrom)]);
 }

@@ -42,6 +42,9 @@ export interface ToolCallRecord {
  * - `error`: a run that failed (display only, role `system`): `error` holds what the `error` event
  *   said. What the run did before it failed stays before it (tool calls, a partial answer marked
  *   `interrupted`); `regenerate` retries it.
+ * - `client_system`: a system message of an OpenAI client's own history (context only, role
+ *   `system`), the one kind of stored system message the model reads. Only Navi sets it, when it
+ *   adopts such a history: an imported session's is dropped, so a file cannot instruct the model.
  */
 export const MESSAGE_KINDS = [
   'plan',
@@ -50,6 +53,7 @@ export const MESSAGE_KINDS = [
   'summary',
   'iteration_limit',
   'error',
+  'client_system',
 ] as const;
 
 export type MessageKind = (typeof MESSAGE_KINDS)[number];

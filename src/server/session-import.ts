@@ -3,7 +3,8 @@
  * file comes from anywhere, so every field is checked with zod, sizes are capped, and what
  * points outside the file is not trusted: attached and published files keep their names but
  * are pointed at the new session's own folder, where they are not (an export holds no file
- * contents); the answer says which are missing. Fields this version does not know are dropped.
+ * contents); the answer says which are missing. Fields this version does not know are dropped,
+ * and so is the `client_system` kind: no system message of a file reaches the model.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -178,6 +179,9 @@ export function planImport(data: ParsedExport, target: ImportTarget): ImportPlan
   const missing = new Set<string>();
   const rehome = (m: ParsedMessage): SessionMessage => {
     const message: SessionMessage = { ...m };
+    // The model reads a stored system message only when Navi tagged it as an OpenAI client's own:
+    // a file anyone can write must not get to instruct it, so its tag goes and the text stays.
+    if (message.kind === 'client_system') delete message.kind;
     if (m.attachments) {
       message.attachments = m.attachments.map((file) => {
         const name = sanitiseFileName(file.name) ?? 'file';
