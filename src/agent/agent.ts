@@ -427,7 +427,9 @@ export class Agent implements AgentApi {
         contextWindow: call.window,
         signal: state.signal,
       });
+      // A failed call counts too (as what it sent): the server may have worked on it before it failed.
       addCall(state.usage, planning.usage, () => ({ messages: planning.messages, text: planning.reply }));
+      if (planning.failure) log.warn({ err: planning.failure }, 'planning failed; continuing without a plan');
       const { plan } = planning;
       if (!plan) return;
       const message: StoredMessage = {

@@ -135,14 +135,22 @@ export async function compressContext(
     { role: 'system', content: INSTRUCTIONS },
     { role: 'user', content: formatForSummary(older) },
   ];
-  const result = await backend.complete({
-    messages,
-    model,
-    ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
-    temperature,
-    think: false,
-    signal,
-  });
+  let result: Awaited<ReturnType<typeof backend.complete>>;
+  try {
+    result = await backend.complete({
+      messages,
+      model,
+      ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
+      temperature,
+      think: false,
+      signal,
+    });
+  } catch (err) {
+    // Sent all the same, and the server may have worked on it: it counts as what it was sent.
+    request.countCall?.(estimateCall({ messages, text: '' }));
+    throw err;
+  }
+  request.countCall?.(result.usage ?? estimateCall({ messages, text: result.content }));
   // A cut or failed answer may still carry some text: a half summary must not replace history.
   if (result.reason === 'error' || result.reason === 'aborted')
     throw new Error(`the summariser call ended with ${result.reason}; the context was left as it was`);
@@ -161,6 +169,5 @@ export async function compressContext(
     summary,
     firstKeptId: kept[0]?.[0]?.id ?? null,
     removedCount: older.length,
-    usage: result.usage ?? estimateCall({ messages, text: result.content }),
   };
 }

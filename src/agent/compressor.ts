@@ -11,14 +11,17 @@ export interface CompressionRequest {
   contextWindow?: number;
   temperature: number;
   signal: AbortSignal;
+  /**
+   * Told the tokens of each summariser call, as reported or estimated, whether the call ended
+   * well or not (a failed one as what it sent), for the run's usage.
+   */
+  countCall?(usage: TokenUsage): void;
 }
 
 export interface CompressionResult {
   summary: StoredMessage;
   /** First context message kept verbatim; null when the summary replaces everything. */
   firstKeptId: string | null;
-  /** The tokens of the summariser's call (reported, or estimated), for the run's usage. */
-  usage?: TokenUsage;
 }
 
 /** Resolves to null when there is nothing to compress; rejects when the summariser failed. */

@@ -20,12 +20,16 @@ export function parsePlan(reply: string): string | null {
   return NUMBERED_STEP.test(text) ? text : null;
 }
 
-/** The plan (null: none), with what the call sent and got back, for the run's usage. */
+/**
+ * The plan (null: none), with what the call sent and got back, for the run's usage. A call that
+ * failed has no plan, and `failure` says why: it was sent all the same, so it counts.
+ */
 export interface PlanningResult {
   plan: string | null;
   messages: ChatMessage[];
   reply: string;
   usage?: TokenUsage;
+  failure?: Error;
 }
 
 export async function runPlanning(
@@ -43,14 +47,19 @@ export async function runPlanning(
     { role: 'system', content: `${request.system}\n\n${PLANNING_INSTRUCTION}` },
     ...request.context,
   ];
-  const result = await backend.complete({
-    model: request.model,
-    ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
-    messages,
-    think: false,
-    temperature: 0.3,
-    signal: request.signal,
-  });
+  let result: Awaited<ReturnType<LlmBackend['complete']>>;
+  try {
+    result = await backend.complete({
+      model: request.model,
+      ...(request.contextWindow !== undefined ? { contextWindow: request.contextWindow } : {}),
+      messages,
+      think: false,
+      temperature: 0.3,
+      signal: request.signal,
+    });
+  } catch (err) {
+    return { plan: null, messages, reply: '', failure: err instanceof Error ? err : new Error(String(err)) };
+  }
   return {
     plan: parsePlan(result.content),
     messages,

@@ -49,9 +49,10 @@ export async function compressIfNeeded(
       contextWindow: call.window,
       temperature: settings.CONTEXT_SUMMARY_TEMPERATURE,
       signal: state.signal,
+      // Counted as the call ends, so a summary that fails or is cut still adds to the run's usage.
+      countCall: (usage) => addCall(state.usage, usage, () => ({ messages: [], text: '' })),
     });
     if (!result) return;
-    if (result.usage) addCall(state.usage, result.usage, () => ({ messages: [], text: '' }));
     const before = state.context.length;
     await applySummary(deps.sessions, state, result.firstKeptId, result.summary);
     state.context = await state.transcript.loadContext();

@@ -23,6 +23,7 @@ import { EventClient } from '../support/ws-client.js';
 const profiles = profilesDir([
   { ...plainProfile, max_iterations: 8, confirm_tools: ['guarded_*'] },
   { ...plainProfile, id: 'free', name: 'Free', autonomy: 'autonomous' },
+  { ...plainProfile, id: 'planner', name: 'Planner', planning_enabled: true },
 ]);
 
 /** A tool the plain profile marks for confirmation; it records every call that really ran. */
@@ -415,6 +416,21 @@ describe('run usage', () => {
     expect(usage?.completion_tokens).toBe(Math.ceil('An answer of some length, to count.'.length / 4));
   });
 
+  it('counts a planning call that failed, as what it sent', async () => {
+    const id = await navi.createSession('planner');
+    fake.enqueue(
+      { httpError: { status: 500, body: '{"error":"model crashed"}' } },
+      { text: 'Hello.', usage: { prompt: 30, completion: 3 } },
+    );
+    const events = await run(id, { content: 'Hello' });
+    expect(terminal(events)).toMatchObject({ type: 'stream_end', content: 'Hello.' });
+    expect(chatRequests(fake)).toHaveLength(2);
+    // The planning call sent Navi's system prompt, the planning instruction and the message.
+    const usage = usageOf(events);
+    expect(usage?.prompt_tokens).toBeGreaterThan(30 + 100);
+    expect(usage?.completion_tokens).toBe(3);
+  });
+
   it('goes on stream_stopped too', async () => {
     const id = await navi.createSession();
     fake.enqueue({ text: 'Slow answer that never ends', chunkSize: 1, stallAfterChunks: 3, usage: 'none' });
@@ -463,6 +479,53 @@ describe('tool confirmations on a client that cannot answer them', () => {
       result: 'did the backup',
     });
     expect(guarded.calls).toEqual([{ what: 'the backup' }]);
+  });
+});
+
+describe('run usage of a summary that failed', () => {
+  it('counts the summariser call as what it sent', async () => {
+    const other = await startNaviWithLlm({
+      settings: {
+        PROFILES_DIR: profiles,
+        DEFAULT_PROFILE: 'plain',
+        OLLAMA_THINK: 'false',
+        OLLAMA_NUM_CTX: '10000',
+        CONTEXT_COMPRESSION_ENABLED: 'true',
+        CONTEXT_COMPRESSION_THRESHOLD: '0.8',
+        CONTEXT_KEEP_RECENT: '1',
+      },
+    });
+    try {
+      const id = await other.navi.createSession();
+      const crashed = { httpError: { status: 500, body: '{"error":"model crashed"}' } };
+      other.fake.enqueue(
+        { text: 'One.', usage: { prompt: 10, completion: 1 } },
+        // A full window after this answer: the post-turn summary fails, and so does the one
+        // the next run tries before its first call.
+        { text: 'Two.', usage: { prompt: 9000, completion: 10 } },
+        crashed,
+        crashed,
+        { text: 'Three.', usage: { prompt: 30, completion: 3 } },
+      );
+      const runIn = (content: string) =>
+        new Promise<ServerEvent[]>((resolve, reject) => {
+          const events: ServerEvent[] = [];
+          startHeadlessRun(other.navi.app.navi.runs, id, { trigger: 'user', content }, (event) => {
+            events.push(event);
+            if (isTerminalEvent(event)) resolve(events);
+          }).catch(reject);
+        });
+      await runIn('first');
+      await runIn('second');
+      const events = await runIn('third');
+      expect(terminal(events)).toMatchObject({ type: 'stream_end', content: 'Three.' });
+      expect(chatRequests(other.fake)).toHaveLength(5);
+      // The summariser's input holds the first turn, and its instructions some hundred characters.
+      expect(usageOf(events)?.prompt_tokens).toBeGreaterThan(30 + 50);
+      expect(usageOf(events)?.completion_tokens).toBe(3);
+    } finally {
+      await other.close();
+    }
   });
 });
 
