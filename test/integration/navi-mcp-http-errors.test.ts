@@ -22,7 +22,7 @@ const INITIALIZE = JSON.stringify({
 
 interface RpcBody {
   jsonrpc?: string;
-  error?: { code?: number; message?: string };
+  error?: { code?: number; message?: string; data?: { code?: string } };
   id?: unknown;
 }
 
@@ -37,9 +37,16 @@ async function post(url: string, body: string, headers: Record<string, string>) 
   };
 }
 
-/** Expects a JSON-RPC error with `code` and a message matching `message`, and no request id. */
-function expectRpcError(body: RpcBody, code: number, message: RegExp): void {
-  expect(body).toEqual({ jsonrpc: '2.0', error: { code, message: expect.any(String) }, id: null });
+/**
+ * Expects a JSON-RPC error with `code`, a message matching `message`, Navi's error code (as
+ * REST clients get it) as its data, and no request id.
+ */
+function expectRpcError(body: RpcBody, code: number, message: RegExp, naviCode: string): void {
+  expect(body).toEqual({
+    jsonrpc: '2.0',
+    error: { code, message: expect.any(String), data: { code: naviCode } },
+    id: null,
+  });
   expect(body.error?.message).toMatch(message);
 }
 
@@ -67,7 +74,7 @@ describe('POST /mcp refusals without a token', () => {
       const res = await post(url, body, { 'content-type': 'application/json' });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.type).toContain('application/json');
-      expectRpcError(res.body, -32_700, /^Parse error: .*send one JSON-RPC message/);
+      expectRpcError(res.body, -32_700, /^Parse error: .*send one JSON-RPC message/, 'INVALID_JSON');
     }
   });
 
@@ -81,7 +88,7 @@ describe('POST /mcp refusals without a token', () => {
     for (const headers of cases) {
       const res = await post(url, INITIALIZE, headers);
       expect(res.status, headers['content-type']).toBe(415);
-      expectRpcError(res.body, -32_000, /Content-Type must be application\/json/);
+      expectRpcError(res.body, -32_000, /Content-Type must be application\/json/, 'UNSUPPORTED_MEDIA_TYPE');
     }
     // No content type at all, with a body: the same.
     const untyped = await new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -97,14 +104,19 @@ describe('POST /mcp refusals without a token', () => {
       req.end(INITIALIZE);
     });
     expect(untyped.status).toBe(415);
-    expectRpcError(JSON.parse(untyped.text) as RpcBody, -32_000, /application\/json/);
+    expectRpcError(
+      JSON.parse(untyped.text) as RpcBody,
+      -32_000,
+      /application\/json/,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
   });
 
   it('answers a body over 8 MiB with a JSON-RPC error (413)', async () => {
     const huge = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"${'x'.repeat(8 * 1024 * 1024)}"}}`;
     const res = await post(url, huge, { 'content-type': 'application/json' });
     expect(res.status).toBe(413);
-    expectRpcError(res.body, -32_000, /Payload Too Large: .*send a shorter message/);
+    expectRpcError(res.body, -32_000, /Payload Too Large: .*send a shorter message/, 'BODY_TOO_LARGE');
   });
 
   it('keeps 403 for a foreign Host, now with a JSON-RPC body', async () => {
@@ -128,7 +140,12 @@ describe('POST /mcp refusals without a token', () => {
       req.end(INITIALIZE);
     });
     expect(refused.status).toBe(403);
-    expectRpcError(JSON.parse(refused.text) as RpcBody, -32_000, /only requests addressed to localhost/);
+    expectRpcError(
+      JSON.parse(refused.text) as RpcBody,
+      -32_000,
+      /only requests addressed to localhost/,
+      'FOREIGN_HOST',
+    );
   });
 
   it('still serves the official SDK client, and leaves the REST error shape to the REST routes', async () => {
@@ -167,14 +184,18 @@ describe('POST /mcp refusals with NAVI_API_TOKEN', () => {
   });
 
   it('keeps 401 without the token, with the access check’s message in a JSON-RPC body', async () => {
-    const cases: [Record<string, string>, RegExp][] = [
-      [{}, /A valid API token is required/],
-      [{ authorization: 'Bearer wrong' }, /not the one this server uses; check NAVI_API_TOKEN/],
+    const cases: [Record<string, string>, RegExp, string][] = [
+      [{}, /A valid API token is required/, 'UNAUTHORIZED'],
+      [
+        { authorization: 'Bearer wrong' },
+        /not the one this server uses; check NAVI_API_TOKEN/,
+        'TOKEN_WRONG',
+      ],
     ];
-    for (const [headers, message] of cases) {
+    for (const [headers, message, naviCode] of cases) {
       const res = await post(navi.navi.url, INITIALIZE, { 'content-type': 'application/json', ...headers });
       expect(res.status).toBe(401);
-      expectRpcError(res.body, -32_000, message);
+      expectRpcError(res.body, -32_000, message, naviCode);
     }
     // The access check comes first: broken JSON without the token is still a 401.
     const broken = await post(navi.navi.url, '{', { 'content-type': 'application/json' });

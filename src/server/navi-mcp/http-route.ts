@@ -12,7 +12,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerContext } from '../context.js';
-import { toApiError } from '../errors.js';
+import { type ErrorCode, toApiError } from '../errors.js';
 import { createNaviMcpServer } from './server.js';
 
 export const MCP_PATH = '/mcp';
@@ -37,44 +37,40 @@ interface Session {
 }
 
 /** The JSON-RPC error body MCP clients read (no request id: it may not have parsed). */
-function rpcError(reply: FastifyReply, status: number, code: number, message: string) {
-  return reply.code(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+function rpcError(reply: FastifyReply, status: number, code: number, message: string, data?: unknown) {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return reply.code(status).send({ jsonrpc: '2.0', error, id: null });
 }
+
+/** Fastify's refusals of a body, worded for an MCP client: the JSON-RPC code and what to do. */
+const BODY_REFUSALS: Partial<Record<ErrorCode, { code: number; message: string }>> = {
+  INVALID_JSON: {
+    code: -32_700,
+    message:
+      'Parse error: the body is empty or not valid JSON; send one JSON-RPC message (or a batch of them) as JSON.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    code: -32_000,
+    message:
+      'Unsupported Media Type: Content-Type must be application/json; send the JSON-RPC message as application/json.',
+  },
+  BODY_TOO_LARGE: {
+    code: -32_000,
+    message: `Payload Too Large: /mcp accepts bodies of up to ${MAX_BODY_BYTES} bytes; send a shorter message.`,
+  },
+};
 
 /**
  * Anything refused before the handler (a body Fastify cannot parse, the access check) as the
  * JSON-RPC error an MCP client reads, with the HTTP status it would have had anyway.
  */
-function rpcFailure(error: unknown): { status: number; code: number; message: string; internal: boolean } {
+function rpcFailure(error: unknown) {
   const { apiError, internal } = toApiError(error);
-  const { status } = apiError;
-  switch (apiError.code) {
-    case 'INVALID_JSON':
-      return {
-        status,
-        code: -32_700,
-        message:
-          'Parse error: the body is empty or not valid JSON; send one JSON-RPC message (or a batch of them) as JSON.',
-        internal,
-      };
-    case 'UNSUPPORTED_MEDIA_TYPE':
-      return {
-        status,
-        code: -32_000,
-        message:
-          'Unsupported Media Type: Content-Type must be application/json; send the JSON-RPC message as application/json.',
-        internal,
-      };
-    case 'BODY_TOO_LARGE':
-      return {
-        status,
-        code: -32_000,
-        message: `Payload Too Large: /mcp accepts bodies of up to ${MAX_BODY_BYTES} bytes; send a shorter message.`,
-        internal,
-      };
-    default:
-      return { status, code: internal ? -32_603 : -32_000, message: apiError.message, internal };
-  }
+  const worded = BODY_REFUSALS[apiError.code] ?? {
+    code: internal ? -32_603 : -32_000,
+    message: apiError.message,
+  };
+  return { status: apiError.status, ...worded, naviCode: apiError.code, internal };
 }
 
 class SessionPool {
@@ -150,11 +146,17 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
     const failure = rpcFailure(error);
     if (failure.internal) request.log.error({ err: error, url: request.url }, 'MCP request failed');
     else request.log.debug({ status: failure.status, url: request.url }, 'MCP request refused');
-    return rpcError(reply, failure.status, failure.code, failure.message);
+    // Navi's stable error code rides along, as REST clients get it, for scripts that check it.
+    return rpcError(reply, failure.status, failure.code, failure.message, { code: failure.naviCode });
   });
-  // JSON only: a text/plain body would otherwise reach the handler, which could close an idle
-  // session to make room before the transport refuses it.
-  app.removeContentTypeParser('text/plain');
+  // JSON only: a text/plain or multipart body would otherwise reach the handler, which could close
+  // an idle session to make room before the transport refuses it.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
 
   // Before the server stops accepting: open SSE streams end now instead of holding the close.
   app.addHook('preClose', async () => {
