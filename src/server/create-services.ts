@@ -60,6 +60,7 @@ import { openVault, vaultOptions } from '../vault/index.js';
 import { PgRunCluster } from './cluster/pg-run-cluster.js';
 import { lazyVault } from './lazy-vault.js';
 import { LlmSettingsService } from './llm-settings.js';
+import { forgetConversation } from './openai/conversations.js';
 import { resolveSettingReferences } from './secret-settings.js';
 import type { NaviServices } from './services.js';
 
@@ -298,7 +299,13 @@ export async function createServices(
         .processStaleSessions()
         .catch((err: unknown) => logger.warn({ err }, 'memory extraction failed'));
     },
-    onSessionDeleted: (sessionId) => processes.killOwner(sessionId),
+    onSessionDeleted: async (sessionId) => {
+      await processes.killOwner(sessionId);
+      // The session is gone whatever happens here; a key left behind only leads to a new session.
+      await forgetConversation(stores.kv, sessionId).catch((err: unknown) =>
+        logger.warn({ err, sessionId }, 'could not remove the OpenAI conversation key of a deleted session'),
+      );
+    },
     vault,
     mcp,
     recalls,

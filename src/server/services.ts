@@ -81,7 +81,10 @@ export interface NaviServices {
   llamacppRuntime?: LlamacppRuntime;
   /** Called after a session is created: starts fact extraction from stale sessions in the background. */
   onSessionCreated?(sessionId: string): void;
-  /** Called once a session is deleted: ends what still runs for it (its background processes). */
+  /**
+   * Called once a session is deleted: ends what still runs for it (its background processes) and
+   * removes what still leads to it (an OpenAI client's conversation key).
+   */
   onSessionDeleted?(sessionId: string): Promise<void>;
   /** Stops background work and closes stores, MCP servers and child processes. */
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_HEADER } from '../../src/protocol/openai.js';
 import { CLIENT_CANNOT_CONFIRM } from '../../src/server/agent-run.js';
+import { CONVERSATION_OF_SESSION_KV_ID, CONVERSATIONS_KV_ID } from '../../src/server/openai/conversations.js';
 import { createTestSchema, needsPostgres } from '../../src/store/test-engines.js';
 import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
@@ -286,6 +287,24 @@ describe.each(engines)('on %s', (engine) => {
       const second = await ask({ user: 'short-lived' }, 'hello again');
       expect(second).not.toBe(first);
       expect(await navi.services.sessions.get(second)).toBeDefined();
+    });
+
+    it("removes a key's entry when its session is deleted (REST DELETE, as the web client does)", async () => {
+      const kv = navi.services.kv;
+      const gone = await ask({ user: 'deleted-by-rest' }, 'hello');
+      const kept = await ask({ user: 'kept-key' }, 'hello');
+      expect(await kv.get(CONVERSATIONS_KV_ID, 'plain/deleted-by-rest')).toEqual({ session_id: gone });
+      const res = await fetch(`${navi.url}/sessions/${gone}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(res.status).toBe(204);
+      expect(await kv.get(CONVERSATIONS_KV_ID, 'plain/deleted-by-rest')).toBeUndefined();
+      expect(await kv.get(CONVERSATION_OF_SESSION_KV_ID, gone)).toBeUndefined();
+      // Another conversation's key stays, and the deleted one's key starts afresh.
+      expect(await kv.get(CONVERSATIONS_KV_ID, 'plain/kept-key')).toEqual({ session_id: kept });
+      expect(await ask({ user: 'kept-key' }, 'again')).toBe(kept);
+      expect(await ask({ user: 'deleted-by-rest' }, 'hello again')).not.toBe(gone);
     });
 
     it("follows a key's session whose profile the agent switched, where the session's id is refused", async () => {

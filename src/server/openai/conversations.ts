@@ -6,11 +6,13 @@
  *
  * The mapping lives in the key-value store under a reserved id that is no session's: the
  * `session_kv` table has no foreign key to sessions on either engine (subagents keep state the
- * same way), and deleting a session leaves a stale entry that the next use replaces.
+ * same way). A second reserved id maps each such session back to its one entry, so deleting the
+ * session removes the entry (`forgetConversation`, from `onSessionDeleted`) rather than leaving
+ * one behind for every key a client ever used.
  */
 
 import { NAVI_MODEL_PREFIX } from '../../protocol/openai.js';
-import type { SessionRecord } from '../../store/types.js';
+import type { KvStore, SessionRecord } from '../../store/types.js';
 import { createSession } from '../headless-run.js';
 import type { RunRegistry } from '../run-registry.js';
 import type { NaviServices } from '../services.js';
@@ -19,9 +21,29 @@ import { OpenAiParamError } from './errors.js';
 
 /** The key-value "session" holding conversation keys; not a UUID, so no session can be it. */
 export const CONVERSATIONS_KV_ID = 'openai_conversations';
+/** The key-value "session" mapping a session id back to its conversation key's entry. */
+export const CONVERSATION_OF_SESSION_KV_ID = 'openai_conversation_sessions';
 
 interface Mapping {
   session_id: string;
+}
+
+interface ReverseMapping {
+  entry: string;
+}
+
+/**
+ * Removes the conversation key of a deleted session, if a key leads to it. Only an entry that
+ * still names the session goes: one that a request already pointed at a new session stays. (A
+ * request of another process could re-point it between the read and the delete; the key then
+ * loses its new session, and its next request starts another, which the client's history fills.)
+ */
+export async function forgetConversation(kv: KvStore, sessionId: string): Promise<void> {
+  const reverse = await kv.get<ReverseMapping>(CONVERSATION_OF_SESSION_KV_ID, sessionId);
+  if (!reverse) return;
+  const mapping = await kv.get<Mapping>(CONVERSATIONS_KV_ID, reverse.entry);
+  if (mapping?.session_id === sessionId) await kv.delete(CONVERSATIONS_KV_ID, reverse.entry);
+  await kv.delete(CONVERSATION_OF_SESSION_KV_ID, sessionId);
 }
 
 function refuseOtherProfile(session: SessionRecord, profileId: string): void {
@@ -87,10 +109,7 @@ export class Conversations {
     if (!opened.created || (await this.runs.busy(session.id))) return false;
     const page = await this.services.sessions.getMessagePage(session.id, { limit: 1 });
     if (page && page.messages.length > 0) return false;
-    if (entry) {
-      const mapping = await this.services.kv.get<Mapping>(CONVERSATIONS_KV_ID, entry);
-      if (mapping?.session_id === session.id) await this.services.kv.delete(CONVERSATIONS_KV_ID, entry);
-    }
+    if (entry) await forgetConversation(this.services.kv, session.id);
     return this.services.sessions.delete(session.id);
   }
 
@@ -101,11 +120,16 @@ export class Conversations {
     // (the agent's switch_profile, or the web client): the client keeps asking for the model it
     // chose, and refusing it would leave that chat stuck.
     if (existing) return { session: existing, created: false, entry };
+    const { kv } = this.services;
+    // Its session went without a word to this key (removed by hand, or by an older Navi).
+    if (mapping) await kv.delete(CONVERSATION_OF_SESSION_KV_ID, mapping.session_id);
     const session = await createSession(this.services, profileId);
     try {
-      await this.services.kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
+      await kv.set(CONVERSATION_OF_SESSION_KV_ID, session.id, { entry } satisfies ReverseMapping);
+      await kv.set(CONVERSATIONS_KV_ID, entry, { session_id: session.id } satisfies Mapping);
     } catch (err) {
       // A session no key leads to would be left empty for good.
+      await forgetConversation(kv, session.id).catch(() => undefined);
       await this.services.sessions.delete(session.id).catch(() => false);
       throw err;
     }
