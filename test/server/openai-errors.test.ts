@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SESSION_HEADER } from '../../src/protocol/openai.js';
 import { ApiError } from '../../src/server/errors.js';
-import { CONVERSATIONS_KV_ID } from '../../src/server/openai/conversations.js';
+import { CONVERSATIONS_KV_ID, Conversations } from '../../src/server/openai/conversations.js';
 import type { FakeLlm } from '../fake-llm/index.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
@@ -359,6 +359,41 @@ describe('runs', () => {
     expect(err.headers?.get(SESSION_HEADER)).toBe(kept);
     expect(await navi.services.sessions.get(kept)).toBeDefined();
     expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/kept')).toEqual({ session_id: kept });
+  });
+
+  it('holds a key’s other requests until the session its first request created has its run, or is gone', async () => {
+    const conversations = new Conversations(navi.services, navi.app.navi.runs);
+    const resolved: string[] = [];
+    const follow = (label: string) =>
+      conversations.sessionFor('plain', 'held-key').then((opened) => {
+        resolved.push(label);
+        return opened;
+      });
+
+    // The first request's run could not start: the second waits while its session is removed,
+    // then makes its own, where it would otherwise have taken the one that is going.
+    const first = await conversations.sessionFor('plain', 'held-key');
+    expect(first.created).toBe(true);
+    const second = follow('second');
+    expect(await conversations.discard(first)).toBe(true);
+    expect(resolved).toEqual([]);
+    conversations.settle(first);
+    const mine = await second;
+    expect(mine.created).toBe(true);
+    expect(mine.session.id).not.toBe(first.session.id);
+    expect(await navi.services.sessions.get(mine.session.id)).toBeDefined();
+    expect(await navi.services.kv.get(CONVERSATIONS_KV_ID, 'plain/held-key')).toEqual({
+      session_id: mine.session.id,
+    });
+
+    // Its run started: the next one waits for that, then joins the session.
+    const third = follow('third');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(resolved).toEqual(['second']);
+    conversations.settle(mine);
+    expect(await third).toMatchObject({ session: { id: mine.session.id }, created: false });
+    // A request that only joined holds nobody up.
+    expect(await conversations.sessionFor('plain', 'held-key')).toMatchObject({ created: false });
   });
 
   it('stops a run whose client left while it was starting', async () => {

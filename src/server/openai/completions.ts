@@ -113,6 +113,7 @@ export async function chatCompletion(
  * Starts the request's run. When it cannot start (images the model cannot read, Navi stopping,
  * the session taken meanwhile…), a session this request created for it is removed again, with
  * its key's entry, and the answer no longer names it; the refusal is then thrown as it came.
+ * Either way, other requests of its key wait for it no longer.
  */
 async function startIn(
   deps: CompletionDeps,
@@ -139,6 +140,8 @@ async function startIn(
       if (removed) reply.removeHeader(SESSION_HEADER);
     }
     throw err;
+  } finally {
+    deps.conversations.settle(opened);
   }
 }
 

@@ -66,8 +66,15 @@ export interface OpenedSession {
 }
 
 export class Conversations {
-  /** First uses of a key in progress, so two at once create one session, not two. */
-  private readonly creating = new Map<string, Promise<OpenedSession>>();
+  /**
+   * First uses of a key in progress, so two at once create one session, not two. One is held
+   * from the look-up until the session it created has its run started or is removed again
+   * (`settle`): a request of the same key that came meanwhile would otherwise take a session
+   * that is about to go, and fail as SESSION_NOT_FOUND.
+   */
+  private readonly creating = new Map<string, Promise<void>>();
+  /** How to end the hold of a session a request created, until `settle` does. */
+  private readonly holds = new WeakMap<OpenedSession, () => void>();
 
   constructor(
     private readonly services: NaviServices,
@@ -90,12 +97,37 @@ export class Conversations {
       }
     }
     const entry = `${profileId}/${key}`;
-    const pending = this.creating.get(entry);
-    // A request joining another's first use did not create the session.
-    if (pending) return pending.then((opened) => ({ ...opened, created: false }));
-    const found = this.mapped(entry, profileId).finally(() => this.creating.delete(entry));
-    this.creating.set(entry, found);
-    return found;
+    // After another request's first use of the key, look again: its session is there with its run,
+    // or gone, and this request makes its own.
+    for (let pending = this.creating.get(entry); pending; pending = this.creating.get(entry)) await pending;
+    let end = () => {};
+    const held = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const release = () => {
+      if (this.creating.get(entry) === held) this.creating.delete(entry);
+      end();
+    };
+    this.creating.set(entry, held);
+    try {
+      const opened = await this.mapped(entry, profileId);
+      if (opened.created) this.holds.set(opened, release);
+      else release();
+      return opened;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * The first use of `opened` is over: its run started, or `discard` was done with it. A request
+   * that created the session must call this once it gets there (other requests of its key wait
+   * until then); for any other it does nothing. Safe to call more than once.
+   */
+  settle(opened: OpenedSession): void {
+    this.holds.get(opened)?.();
+    this.holds.delete(opened);
   }
 
   /**
