@@ -427,27 +427,46 @@ describe('the cap on open MCP sessions and their idle time', () => {
     await navi?.close();
   });
 
-  it('refuses a new session with 503 while every open one is busy, and makes room once one is idle', async () => {
-    // The route alone, with a cap of one, on Navi's own services.
+  /** The route alone on Navi's own services, with a smaller cap or idle time. */
+  async function routeAlone(options: { maxSessions?: number; idleMs?: number }) {
     const app = Fastify();
-    await app.register(naviMcpRoutes, { ...navi.navi.app.navi, maxSessions: 1 });
+    await app.register(naviMcpRoutes, { ...navi.navi.app.navi, ...options });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    return { app, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+  }
+
+  /** Opens session `id`'s event stream (GET), as a connected host keeps it. */
+  async function listen(url: string, id: string, signal?: AbortSignal) {
+    const stream = await fetch(`${url}/mcp`, {
+      headers: {
+        accept: 'text/event-stream',
+        'mcp-session-id': id,
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      },
+      ...(signal ? { signal } : {}),
+    });
+    expect(stream.status).toBe(200);
+    return stream;
+  }
+
+  /** Resolves once the server has ended `stream`. */
+  async function ended(stream: Response): Promise<void> {
+    const reader = stream.body?.getReader();
+    while (reader && !(await reader.read()).done);
+  }
+
+  it('refuses a new session with 503 while every open one answers a request, and makes room once one is idle', async () => {
+    const { app, url } = await routeAlone({ maxSessions: 1 });
+    navi.fake.setDefault({ hang: true });
     try {
-      const first = await initialize(url);
-      expect(first.status).toBe(200);
-      // The server's event stream of the first session stays open: that session is busy.
-      const listening = new AbortController();
-      const stream = await fetch(`${url}/mcp`, {
-        headers: {
-          accept: 'text/event-stream',
-          'mcp-session-id': first.sessionId ?? '',
-          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-        },
-        signal: listening.signal,
-      });
-      expect(stream.status).toBe(200);
+      // The SDK client's session keeps its event stream open and has a call being answered.
+      const client = new Client({ name: 'navi-mcp-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId ?? '';
+      const cancel = new AbortController();
+      const asking = askNavi(client, { message: 'Take your time.' }, { signal: cancel.signal });
+      await navi.fake.waitForRequests(1);
       const refused = await fetch(`${url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -463,40 +482,58 @@ describe('the cap on open MCP sessions and their idle time', () => {
         }),
       });
       expect(refused.status).toBe(503);
-      expect(await refused.text()).toContain('all are busy');
-      listening.abort();
+      expect(await refused.text()).toContain('all are answering a request');
+      // The call is cancelled (its run stopped) and the client goes: the session is idle.
+      cancel.abort();
+      await expect(asking).rejects.toThrow();
+      await navi.fake.waitForAborted(1);
+      await client.close();
       let second = await initialize(url);
-      // The stream's end reaches the server a moment after the client let go of it.
+      // The requests' end reaches the server a moment after the client let go of them.
       while (second.status === 503) second = await initialize(url);
       expect(second.status).toBe(200);
-      expect(await ping(url, first.sessionId ?? '')).toBe(404);
+      expect(await ping(url, sessionId)).toBe(404);
     } finally {
+      navi.fake.setDefault(undefined);
+      await app.close();
+    }
+  });
+
+  it('closes the least recently used session that only listens on its event stream, after any idle one', async () => {
+    const { app, url } = await routeAlone({ maxSessions: 2 });
+    const listening = new AbortController();
+    try {
+      const first = await initialize(url);
+      const firstStream = await listen(url, first.sessionId ?? '', listening.signal);
+      const second = await initialize(url);
+      await listen(url, second.sessionId ?? '', listening.signal);
+      // Both listen: the one whose stream opened first makes room, and its stream is ended.
+      const third = await initialize(url);
+      expect(third.status).toBe(200);
+      await ended(firstStream);
+      expect(await ping(url, first.sessionId ?? '')).toBe(404);
+      expect(await ping(url, second.sessionId ?? '')).toBe(200);
+      // An idle session goes before one that listens, even when it was used more recently.
+      expect(await ping(url, third.sessionId ?? '')).toBe(200);
+      expect((await initialize(url)).status).toBe(200);
+      expect(await ping(url, third.sessionId ?? '')).toBe(404);
+      expect(await ping(url, second.sessionId ?? '')).toBe(200);
+    } finally {
+      listening.abort();
       await app.close();
     }
   });
 
   it('closes a session idle for longer than idleMs, and keeps one whose event stream is open', async () => {
-    // The route alone, on Navi's own services, with 30 minutes of idleness shortened to 100 ms.
-    const app = Fastify();
-    await app.register(naviMcpRoutes, { ...navi.navi.app.navi, idleMs: 100 });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const address = app.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    // 30 minutes of idleness shortened to 100 ms.
+    const { app, url } = await routeAlone({ idleMs: 100 });
     const listening = new AbortController();
     try {
       const idle = await initialize(url);
       const busy = await initialize(url);
       expect([idle.status, busy.status]).toEqual([200, 200]);
       expect(await ping(url, idle.sessionId ?? '')).toBe(200);
-      const stream = await fetch(`${url}/mcp`, {
-        headers: {
-          accept: 'text/event-stream',
-          'mcp-session-id': busy.sessionId ?? '',
-          'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-        },
-        signal: listening.signal,
-      });
-      expect(stream.status).toBe(200);
+      await listen(url, busy.sessionId ?? '', listening.signal);
       // Past the idle time and the sweep after it (every idleMs).
       await new Promise((resolve) => setTimeout(resolve, 350));
       expect(await ping(url, idle.sessionId ?? '')).toBe(404);

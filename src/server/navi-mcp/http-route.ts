@@ -3,7 +3,8 @@
  * same access check as every other route (the root auth hook: the token, or loopback only).
  * Sessions are stateful (`Mcp-Session-Id`), each with its own `McpServer` since the SDK binds one
  * server to one transport. Their number is capped: a new one closes the least recently used idle
- * session, or is refused with 503 when every one is busy. Sessions idle for long are closed, and
+ * session, else the least recently used one that only listens on its event stream (GET), or is
+ * refused with 503 when every one is answering a request. Sessions idle for long are closed, and
  * all of them when the app closes.
  */
 import { randomUUID } from 'node:crypto';
@@ -34,6 +35,8 @@ interface Session {
   lastActive: number;
   /** Requests being answered (an SSE stream stays open while its call runs). */
   inFlight: number;
+  /** Of those, the open event streams (GET): a host keeps one for as long as it is connected. */
+  listening: number;
 }
 
 /** The JSON-RPC error body MCP clients read (no request id: it may not have parsed). */
@@ -94,12 +97,20 @@ class SessionPool {
     this.sessions.delete(id);
   }
 
-  /** The least recently used session with no request in flight, for eviction. */
-  oldestIdle(): Session | undefined {
-    let oldest: Session | undefined;
-    for (const s of this.sessions.values())
-      if (s.inFlight === 0 && (!oldest || s.lastActive < oldest.lastActive)) oldest = s;
-    return oldest;
+  /**
+   * The session to close for a new one: the least recently used with no request in flight, else
+   * the least recently used whose only open requests are event streams. Otherwise a host that
+   * stays connected (as the SDK client does, with its stream) would hold its place for ever, and
+   * a few of them would lock every new host out.
+   */
+  toEvict(): Session | undefined {
+    const oldest = (fits: (s: Session) => boolean) => {
+      let found: Session | undefined;
+      for (const s of this.sessions.values())
+        if (fits(s) && (!found || s.lastActive < found.lastActive)) found = s;
+      return found;
+    };
+    return oldest((s) => s.inFlight === 0) ?? oldest((s) => s.inFlight === s.listening);
   }
 
   idleSince(cutoff: number): Session[] {
@@ -116,12 +127,15 @@ async function closeSession(pool: SessionPool, session: Session): Promise<void> 
   await session.server.close().catch(() => {});
 }
 
-/** Counts the request as in flight until its response is closed. */
-function track(session: Session, res: ServerResponse): void {
+/** Counts the request as in flight (and a GET as listening) until its response is closed. */
+function track(session: Session, method: string | undefined, res: ServerResponse): void {
+  const stream = method === 'GET' ? 1 : 0;
   session.inFlight += 1;
+  session.listening += stream;
   session.lastActive = Date.now();
   res.once('close', () => {
     session.inFlight -= 1;
+    session.listening -= stream;
     session.lastActive = Date.now();
   });
 }
@@ -168,13 +182,13 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
   /** A new session for an initialize request, or undefined after answering why there is none. */
   async function open(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (pool.size >= pool.max) {
-      const oldest = pool.oldestIdle();
+      const oldest = pool.toEvict();
       if (!oldest)
         return void rpcError(
           reply,
           503,
           -32_000,
-          `Navi already serves ${pool.max} MCP sessions and all are busy: end one (DELETE /mcp with its Mcp-Session-Id) or try again later.`,
+          `Navi already serves ${pool.max} MCP sessions and all are answering a request: end one (DELETE /mcp with its Mcp-Session-Id) or try again later.`,
         );
       request.log.info({ mcp_session: oldest.id }, 'MCP session closed to make room for a new one');
       await closeSession(pool, oldest);
@@ -184,9 +198,9 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        session = { id, server, transport, lastActive: Date.now(), inFlight: 0 };
+        session = { id, server, transport, lastActive: Date.now(), inFlight: 0, listening: 0 };
         pool.add(session);
-        track(session, reply.raw);
+        track(session, request.raw.method, reply.raw);
       },
     });
     transport.onclose = () => {
@@ -215,7 +229,7 @@ export const naviMcpRoutes: FastifyPluginAsync<NaviMcpRouteOptions> = async (app
             -32_001,
             'Session not found: it ended (closed, idle too long, or Navi restarted); start a new one with initialize.',
           );
-        track(session, reply.raw);
+        track(session, request.raw.method, reply.raw);
         reply.hijack();
         await session.transport.handleRequest(request.raw, reply.raw, request.body);
         return;
