@@ -307,6 +307,44 @@ describe.each(engines)('on %s', (engine) => {
       expect(await ask({ user: 'deleted-by-rest' }, 'hello again')).not.toBe(gone);
     });
 
+    it('puts two chats sent with one user into one session, each read with its own history; metadata.session_id parts them', async () => {
+      const chat = (name: string, turns: string[], extra: Record<string, unknown>) => {
+        fake.enqueue({ text: `${name} answer ${turns.length}` });
+        const messages = turns.flatMap((t, i) => [
+          { role: 'user' as const, content: t },
+          ...(i < turns.length - 1
+            ? [{ role: 'assistant' as const, content: `${name} answer ${i + 1}` }]
+            : []),
+        ]);
+        return client.chat.completions.create({ model: 'navi:plain', messages, ...extra }).withResponse();
+      };
+      const sent = () =>
+        chatRequests(fake)
+          .at(-1)
+          ?.body.messages?.slice(1)
+          .map((m) => m.content);
+      const user = { user: 'librechat-user-id' };
+      const a1 = await chat('A', ['a one'], user);
+      const b1 = await chat('B', ['b one'], user);
+      const a2 = await chat('A', ['a one', 'a two'], user);
+      const session = a1.response.headers.get(SESSION_HEADER);
+      expect(b1.response.headers.get(SESSION_HEADER)).toBe(session);
+      expect(a2.response.headers.get(SESSION_HEADER)).toBe(session);
+      // The model read chat A alone; the session's display mixes both chats.
+      expect(sent()).toEqual(['a one', 'A answer 1', 'a two']);
+      const shown = await navi.services.sessions.getMessages(session ?? '');
+      expect(shown.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([
+        'a one',
+        'b one',
+        'a two',
+      ]);
+
+      const c = await chat('C', ['c one'], { ...user, metadata: { session_id: 'chat-c' } });
+      const d = await chat('D', ['d one'], { ...user, metadata: { session_id: 'chat-d' } });
+      const parted = [c, d].map((r) => r.response.headers.get(SESSION_HEADER));
+      expect(new Set([session, ...parted]).size).toBe(3);
+    });
+
     it("follows a key's session whose profile the agent switched, where the session's id is refused", async () => {
       const id = await ask({ user: 'switches-profile' }, 'hello');
       fake.enqueue(
