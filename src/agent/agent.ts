@@ -30,7 +30,7 @@ import {
 import { runPlanning } from './planning.js';
 import { compressIfNeeded } from './run-compression.js';
 import type { LoopOutcome, RunState } from './run-state.js';
-import { addCall, emptyUsage } from './run-usage.js';
+import { addUsage, emptyUsage, estimateCall } from './run-usage.js';
 import { buildSystemPrompt, type PromptSection } from './system-prompt.js';
 import { normaliseCallIds, runToolCalls } from './tool-turn.js';
 import { type AnswerEnd, type AnswerWriter, MemoryTranscript, SessionTranscript } from './transcript.js';
@@ -299,13 +299,17 @@ export class Agent implements AgentApi {
       state.tokens = turn.usage
         ? turn.usage.promptTokens + turn.usage.completionTokens
         : estimateTokens(system, state.context, turn.text);
-      addCall(state.usage, turn.usage, () => ({
-        messages,
-        tools,
-        text: turn.text,
-        thinking: turn.thinking,
-        toolCalls: turn.toolCalls,
-      }));
+      addUsage(
+        state.usage,
+        turn.usage ??
+          estimateCall({
+            messages,
+            tools,
+            text: turn.text,
+            thinking: turn.thinking,
+            toolCalls: turn.toolCalls,
+          }),
+      );
 
       // The answer's id when it is stored; an empty answer nobody saw begin is not. The token
       // count goes with the answer's write, or on its own when there is no answer.
@@ -428,7 +432,10 @@ export class Agent implements AgentApi {
         signal: state.signal,
       });
       // A failed call counts too (as what it sent): the server may have worked on it before it failed.
-      addCall(state.usage, planning.usage, () => ({ messages: planning.messages, text: planning.reply }));
+      addUsage(
+        state.usage,
+        planning.usage ?? estimateCall({ messages: planning.messages, text: planning.reply }),
+      );
       if (planning.failure) log.warn({ err: planning.failure }, 'planning failed; continuing without a plan');
       const { plan } = planning;
       if (!plan) return;

@@ -10,7 +10,7 @@ import { shouldCompress } from './compression.js';
 import type { ContextCompressor } from './compressor.js';
 import { type ModelFitDeps, modelCallOrNone } from './model-fit.js';
 import type { RunState } from './run-state.js';
-import { addCall } from './run-usage.js';
+import { addUsage } from './run-usage.js';
 import { estimateTokens } from './turn-records.js';
 
 export interface RunCompressionDeps extends ModelFitDeps {
@@ -50,7 +50,7 @@ export async function compressIfNeeded(
       temperature: settings.CONTEXT_SUMMARY_TEMPERATURE,
       signal: state.signal,
       // Counted as the call ends, so a summary that fails or is cut still adds to the run's usage.
-      countCall: (usage) => addCall(state.usage, usage, () => ({ messages: [], text: '' })),
+      countCall: (usage) => addUsage(state.usage, usage),
     });
     if (!result) return;
     const before = state.context.length;

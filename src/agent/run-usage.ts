@@ -20,13 +20,8 @@ export interface CallExchange {
   toolCalls?: readonly ChatToolCall[];
 }
 
-/** Adds one call to `tally`: the backend's figures, or the estimate when it reported none. */
-export function addCall(
-  tally: RunUsage,
-  reported: TokenUsage | undefined,
-  exchange: () => CallExchange,
-): void {
-  const usage = reported ?? estimateCall(exchange());
+/** Adds one call's tokens to `tally`: pass the backend's figures, or `estimateCall` when it reported none. */
+export function addUsage(tally: RunUsage, usage: TokenUsage): void {
   tally.prompt_tokens += usage.promptTokens;
   tally.completion_tokens += usage.completionTokens;
 }
