@@ -9,16 +9,8 @@ import type { RunInput } from '../agent/types.js';
 import type { RunUsage, ServerEvent } from '../protocol/events.js';
 import type { SessionRecord } from '../store/types.js';
 import type { AgentRun } from './agent-run.js';
-import { ApiError } from './errors.js';
 import type { RunRegistry } from './run-registry.js';
 import type { NaviServices } from './services.js';
-
-/** The profile a request names, or the default one; UNKNOWN_PROFILE for a name that is none. */
-export function profileFor(services: NaviServices, profileId: string | undefined): string {
-  const id = profileId ?? services.profiles.getDefault().id;
-  if (!services.profiles.has(id)) throw new ApiError('UNKNOWN_PROFILE', id);
-  return id;
-}
 
 /** A new session of `profileId`, announced as `POST /sessions` announces one. */
 export async function createSession(services: NaviServices, profileId: string): Promise<SessionRecord> {
