@@ -48,12 +48,11 @@ export function usageOf(terminal: ServerEvent): RunUsage {
   return { prompt_tokens: 0, completion_tokens: 0 };
 }
 
-/** Longest argument summary shown in an activity line. */
+/** Longest argument or result summary shown in an activity line. */
 const ARGS_SHOWN = 200;
 
-function briefArgs(args: Record<string, unknown>): string {
-  const json = JSON.stringify(args);
-  return json.length > ARGS_SHOWN ? `${json.slice(0, ARGS_SHOWN)}…` : json;
+function brief(text: string): string {
+  return text.length > ARGS_SHOWN ? `${text.slice(0, ARGS_SHOWN)}…` : text;
 }
 
 /**
@@ -65,10 +64,9 @@ export function activityLine(event: ServerEvent): string | undefined {
   const indent = 'is_subagent' in event && event.is_subagent ? '  ' : '';
   switch (event.type) {
     case 'tool_started':
-      return `${indent}→ ${event.tool} ${briefArgs(event.args)}`;
+      return `${indent}→ ${event.tool} ${brief(JSON.stringify(event.args))}`;
     case 'tool_call': {
-      const firstLine = event.result.split('\n', 1)[0] ?? '';
-      const summary = firstLine.length > ARGS_SHOWN ? `${firstLine.slice(0, ARGS_SHOWN)}…` : firstLine;
+      const summary = brief(event.result.split('\n', 1)[0] ?? '');
       return `${indent}${event.success ? '✓' : '✗'} ${event.tool}${summary ? `: ${summary}` : ''}`;
     }
     case 'plan_ready':
