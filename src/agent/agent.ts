@@ -424,20 +424,14 @@ export class Agent implements AgentApi {
   private async plan(state: RunState, log: Logger): Promise<void> {
     try {
       const call = await modelCall(state, this.deps);
-      const planning = await runPlanning(call.backend, {
+      const plan = await runPlanning(call.backend, {
         system: await this.systemPrompt(state, log),
         context: textOnly(toChatMessages(state.context), call),
         model: call.model,
         contextWindow: call.window,
         signal: state.signal,
+        countCall: (usage) => addUsage(state.usage, usage),
       });
-      // A failed call counts too (as what it sent): the server may have worked on it before it failed.
-      addUsage(
-        state.usage,
-        planning.usage ?? estimateCall({ messages: planning.messages, text: planning.reply }),
-      );
-      if (planning.failure) log.warn({ err: planning.failure }, 'planning failed; continuing without a plan');
-      const { plan } = planning;
       if (!plan) return;
       const message: StoredMessage = {
         id: this.newId(),

@@ -3,6 +3,7 @@
  * DIRECT (no plan needed) or lists numbered steps. Anything without numbered steps is no plan.
  */
 import type { ChatMessage, LlmBackend, TokenUsage } from '../llm/types.js';
+import { estimateCall } from './run-usage.js';
 
 export const PLANNING_INSTRUCTION = [
   'Before acting, decide whether the latest user request needs a plan.',
@@ -20,18 +21,6 @@ export function parsePlan(reply: string): string | null {
   return NUMBERED_STEP.test(text) ? text : null;
 }
 
-/**
- * The plan (null: none), with what the call sent and got back, for the run's usage. A call that
- * failed has no plan, and `failure` says why: it was sent all the same, so it counts.
- */
-export interface PlanningResult {
-  plan: string | null;
-  messages: ChatMessage[];
-  reply: string;
-  usage?: TokenUsage;
-  failure?: Error;
-}
-
 export async function runPlanning(
   backend: LlmBackend,
   request: {
@@ -41,8 +30,13 @@ export async function runPlanning(
     signal: AbortSignal;
     /** The run's window, clamped to the model's (`CompletionRequest.contextWindow`). */
     contextWindow?: number;
+    /**
+     * Told the call's tokens, as reported or estimated, whether it ended well or not (a failed
+     * one as what it sent: the server may have worked on it), for the run's usage.
+     */
+    countCall?(usage: TokenUsage): void;
   },
-): Promise<PlanningResult> {
+): Promise<string | null> {
   const messages: ChatMessage[] = [
     { role: 'system', content: `${request.system}\n\n${PLANNING_INSTRUCTION}` },
     ...request.context,
@@ -58,12 +52,9 @@ export async function runPlanning(
       signal: request.signal,
     });
   } catch (err) {
-    return { plan: null, messages, reply: '', failure: err instanceof Error ? err : new Error(String(err)) };
+    request.countCall?.(estimateCall({ messages, text: '' }));
+    throw err;
   }
-  return {
-    plan: parsePlan(result.content),
-    messages,
-    reply: result.content,
-    ...(result.usage ? { usage: result.usage } : {}),
-  };
+  request.countCall?.(result.usage ?? estimateCall({ messages, text: result.content }));
+  return parsePlan(result.content);
 }
