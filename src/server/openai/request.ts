@@ -14,6 +14,7 @@ import {
   type ChatRequestMessage,
   NAVI_MODEL_PREFIX,
 } from '../../protocol/openai.js';
+import { isRecord } from '../../util/is-record.js';
 import { ApiError } from '../errors.js';
 import { normaliseImage } from '../run-input.js';
 import type { NaviServices } from '../services.js';
@@ -126,7 +127,7 @@ function readMessage(message: ChatRequestMessage, index: number): MessageText {
   const images: string[] = [];
   content.forEach((part: unknown, j) => {
     const at = `${where}[${j}]`;
-    const p = (typeof part === 'object' && part !== null ? part : {}) as Record<string, unknown>;
+    const p = isRecord(part) ? part : {};
     if (p.type === 'text') {
       if (typeof p.text !== 'string')
         throw new OpenAiParamError('BAD_REQUEST', `${at}.text must be a string`, at);
@@ -134,10 +135,7 @@ function readMessage(message: ChatRequestMessage, index: number): MessageText {
       return;
     }
     if (p.type === 'image_url') {
-      const image = (typeof p.image_url === 'object' && p.image_url !== null ? p.image_url : {}) as {
-        url?: unknown;
-      };
-      const url = image.url;
+      const url = isRecord(p.image_url) ? p.image_url.url : undefined;
       if (typeof url !== 'string')
         throw new OpenAiParamError(
           'BAD_REQUEST',
