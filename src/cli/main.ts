@@ -12,6 +12,7 @@ import {
 import type { ConsentStore } from '../store/types.js';
 import { SecretMasker } from '../util/secret-masker.js';
 import { isHelp } from './cli-io.js';
+import { keepRunningOnStrayErrors, type StartEnvironment, startServices } from './start-services.js';
 
 const USAGE = `Usage: navi <command>
 
@@ -138,12 +139,7 @@ function refuseSettings(err: unknown): number {
   return 2;
 }
 
-async function serve(
-  settings: Settings,
-  logger: Logger,
-  startEnv: { secrets: SecretMasker; environment: Readonly<Record<string, string | undefined>> },
-): Promise<number> {
-  const { createServices } = await import('../server/create-services.js');
+async function serve(settings: Settings, logger: Logger, startEnv: StartEnvironment): Promise<number> {
   const { buildApp } = await import('../server/app.js');
   // An install from before the data folder keeps its data in the working folder; say so each
   // start, with the command that moves it, until it is moved or named by settings.
@@ -160,24 +156,9 @@ async function serve(
       'building the web client failed; the API still starts (run npm run build:web to see why)',
     );
   }
-  // A user tool's stray timer or forgotten promise throws outside the executor's reach; one
-  // such error must not end every session, so it is logged with its stack and Navi goes on.
-  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (kept running)'));
-  process.on('unhandledRejection', (reason) =>
-    logger.error({ err: reason }, 'unhandled promise rejection (kept running)'),
-  );
-  let services: Awaited<ReturnType<typeof createServices>>;
-  try {
-    services = await createServices(settings, { logger, ...startEnv });
-  } catch (err) {
-    // A setting naming a vault secret that cannot be read is a bad setting like any other.
-    if (err instanceof SettingsError) return refuseSettings(err);
-    // The database cannot be opened (PostgreSQL unreachable, a schema newer than this Navi, a
-    // damaged file): its message says what to do. Thrown on, it would reach the handler above,
-    // which keeps the process running, and the command would end with 0.
-    process.stderr.write(`navi: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+  keepRunningOnStrayErrors(logger);
+  const services = await startServices(settings, logger, startEnv);
+  if (typeof services === 'number') return services;
   const app = await buildApp(services);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

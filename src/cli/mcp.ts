@@ -7,9 +7,9 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createLogger } from '../config/logger.js';
-import { type Settings, SettingsError } from '../config/settings.js';
+import type { Settings } from '../config/settings.js';
 import { createNaviMcpServer } from '../server/navi-mcp/server.js';
-import type { SecretMasker } from '../util/secret-masker.js';
+import { keepRunningOnStrayErrors, type StartEnvironment, startServices } from './start-services.js';
 
 const MCP_USAGE = `Usage: navi mcp
 
@@ -24,7 +24,7 @@ const EXIT_GRACE_MS = 2000;
 export async function runMcp(
   settings: Settings,
   argv: readonly string[],
-  start: { secrets: SecretMasker; environment: Readonly<Record<string, string | undefined>> },
+  start: StartEnvironment,
 ): Promise<number> {
   if (argv.length > 0) {
     const help = argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h';
@@ -33,23 +33,10 @@ export async function runMcp(
     return help ? 0 : 2;
   }
   const logger = createLogger(settings, process.stderr, start.secrets);
-  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (kept running)'));
-  process.on('unhandledRejection', (reason) =>
-    logger.error({ err: reason }, 'unhandled promise rejection (kept running)'),
-  );
-  const { createServices } = await import('../server/create-services.js');
+  keepRunningOnStrayErrors(logger);
   const { RunRegistry } = await import('../server/run-registry.js');
-  let services: Awaited<ReturnType<typeof createServices>>;
-  try {
-    services = await createServices(settings, { logger, ...start });
-  } catch (err) {
-    if (err instanceof SettingsError) {
-      process.stderr.write(`navi: ${err.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`navi: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+  const services = await startServices(settings, logger, start);
+  if (typeof services === 'number') return services;
   const runs = new RunRegistry({
     agent: services.agent,
     logger,
