@@ -20,6 +20,25 @@ export async function createSession(services: NaviServices, profileId: string): 
 }
 
 /**
+ * Removes a session a request created for a run that then could not start, so a refusal leaves
+ * no empty session behind: only when no run uses it and it holds no message. The removal is
+ * announced as `DELETE /sessions/{id}` announces one (`onSessionDeleted`), which also forgets
+ * what pointed at it (an OpenAI conversation key). Resolves to whether it was removed.
+ */
+export async function discardEmptySession(
+  services: NaviServices,
+  runs: Pick<RunRegistry, 'busy'>,
+  sessionId: string,
+): Promise<boolean> {
+  if (await runs.busy(sessionId)) return false;
+  const page = await services.sessions.getMessagePage(sessionId, { limit: 1 });
+  if (!page || page.messages.length > 0) return false;
+  if (!(await services.sessions.delete(sessionId))) return false;
+  await services.onSessionDeleted?.(sessionId);
+  return true;
+}
+
+/**
  * Starts a run in `sessionId` and hands every event to `onEvent`, from the first (the run's
  * replay covers what came before the subscription). Throws RUN_ACTIVE when the session is
  * already answering, SHUTTING_DOWN while the server closes.

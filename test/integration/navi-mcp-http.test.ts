@@ -271,7 +271,11 @@ describe('Navi as an MCP server over HTTP', () => {
     const { services, runs } = navi.navi.app.navi;
     const ids = async () => (await services.sessions.list()).map((s) => s.id).sort();
     const before = await ids();
-    const refusing = (err: Error) => ({ services, runs: { ...runs, start: () => Promise.reject(err) } });
+    // The real registry (busy() and the rest) whose start refuses: its prototype keeps the methods.
+    const refusing = (err: Error) => ({
+      services,
+      runs: Object.assign(Object.create(runs) as typeof runs, { start: () => Promise.reject(err) }),
+    });
 
     const closing = await inMemoryClient(refusing(new ApiError('SHUTTING_DOWN')) as unknown as NaviMcpDeps);
     const refused = await askNavi(closing, { message: 'Hello?' });

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { ServerEvent } from '../../protocol/events.js';
 import type { AgentRun } from '../agent-run.js';
 import { ApiError } from '../errors.js';
-import { activityLine, createSession, startHeadlessRun } from '../headless-run.js';
+import { activityLine, createSession, discardEmptySession, startHeadlessRun } from '../headless-run.js';
 import { isUuid } from '../session-lookup.js';
 import { toolError } from './results.js';
 import type { NaviMcpDeps } from './server.js';
@@ -106,22 +106,6 @@ async function sessionFor(
   return { id: session.id, created: false };
 }
 
-/**
- * Deletes the session this call created for a run that then could not start, so a refused call
- * leaves no empty session behind. One that holds a message already is kept. Best effort: the
- * call answers with why the run did not start, whatever happens here.
- */
-async function discardUnused(deps: NaviMcpDeps, sessionId: string): Promise<void> {
-  try {
-    const page = await deps.services.sessions.getMessagePage(sessionId, { limit: 1 });
-    if (!page || page.messages.length > 0) return;
-    await deps.services.sessions.delete(sessionId);
-    await deps.services.onSessionDeleted?.(sessionId);
-  } catch {
-    // The session stays; it is empty and can be deleted like any other.
-  }
-}
-
 /** Follows a run to its end, reporting activity as progress. */
 function follow(progress: ProgressSender, now: () => number) {
   let lastWriting = now();
@@ -165,7 +149,9 @@ async function askNavi(
       follow(progress, Date.now),
     );
   } catch (err) {
-    if (target.created) await discardUnused(deps, sessionId);
+    // A refused call leaves no empty session behind; best effort: the call answers with why the
+    // run did not start whatever happens here, and an empty session left can be deleted as any.
+    if (target.created) await discardEmptySession(deps.services, deps.runs, sessionId).catch(() => false);
     if (err instanceof ApiError && err.code === 'RUN_ACTIVE')
       return toolError(
         `${err.message}. Session ${sessionId} is answering another message right now: wait until that answer is done, or ask in a new session (omit session_id).`,

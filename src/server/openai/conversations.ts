@@ -13,7 +13,7 @@
 
 import { NAVI_MODEL_PREFIX } from '../../protocol/openai.js';
 import type { KvStore, SessionRecord } from '../../store/types.js';
-import { createSession } from '../headless-run.js';
+import { createSession, discardEmptySession } from '../headless-run.js';
 import type { RunRegistry } from '../run-registry.js';
 import type { NaviServices } from '../services.js';
 import { isUuid } from '../session-lookup.js';
@@ -137,12 +137,8 @@ export class Conversations {
    * Returns whether it was removed.
    */
   async discard(opened: OpenedSession): Promise<boolean> {
-    const { session, entry } = opened;
-    if (!opened.created || (await this.runs.busy(session.id))) return false;
-    const page = await this.services.sessions.getMessagePage(session.id, { limit: 1 });
-    if (page && page.messages.length > 0) return false;
-    if (entry) await forgetConversation(this.services.kv, session.id);
-    return this.services.sessions.delete(session.id);
+    if (!opened.created) return false;
+    return discardEmptySession(this.services, this.runs, opened.session.id);
   }
 
   private async mapped(entry: string, profileId: string): Promise<OpenedSession> {

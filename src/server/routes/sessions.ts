@@ -1,5 +1,4 @@
 /** /sessions: create, list, read, rename, pin and delete sessions (docs/protocol.md#rest). */
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { EventOf } from '../../protocol/events.js';
 import type { MessagePage, ModelChoice, SessionDetail, SessionSummary } from '../../protocol/rest.js';
@@ -7,6 +6,7 @@ import type { SessionPatch } from '../../store/types.js';
 import { switchProfile } from '../../tools/builtin/switch-profile.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { createSession } from '../headless-run.js';
 import { messagePage, type PageQuery } from '../message-page.js';
 import { requireSession } from '../session-lookup.js';
 import { sessionContextWindow } from '../session-model.js';
@@ -69,8 +69,7 @@ export const sessionRoutes: FastifyPluginAsync<ServerContext> = async (app, { se
     async (request, reply) => {
       const profileId = request.body?.profile_id ?? services.profiles.getDefault().id;
       if (!services.profiles.has(profileId)) throw new ApiError('UNKNOWN_PROFILE', profileId);
-      const session = await services.sessions.create({ id: randomUUID(), profile_id: profileId });
-      services.onSessionCreated?.(session.id);
+      const session = await createSession(services, profileId);
       reply.code(201);
       return { session_id: session.id, profile_id: session.profile_id, created_at: session.created_at };
     },
