@@ -33,6 +33,7 @@ import { Claims } from './claims.js';
 import { EventWriter } from './event-writer.js';
 import { NoticeSeal, ReplayWindow } from './notice-seal.js';
 import { encodeNotice, type Notice, parseNotice } from './notices.js';
+import { PendingReplies } from './pending-replies.js';
 import { Presence } from './presence.js';
 import { RemoteRun } from './remote-run.js';
 import type { ClusterClaim, ClusterControl, RunCluster } from './types.js';
@@ -80,7 +81,7 @@ export class PgRunCluster implements RunCluster {
   private readonly replays = new ReplayWindow();
   private rejected = 0;
   private readonly claims: Claims;
-  private readonly requests = new Map<string, (ok: boolean) => void>();
+  private readonly replies = new PendingReplies();
   private readonly endWaiters = new Map<string, Set<() => void>>();
   private sendChain: Promise<void> = Promise.resolve();
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -370,20 +371,8 @@ export class PgRunCluster implements RunCluster {
     if (!row || row.owner === this.memberId) return false;
     const owner = row.owner;
     const body = { s: sessionId, r: row.run_id, ...op };
-    const id = randomUUID();
     const timeoutMs = this.options.requestTimeoutMs ?? 5000;
-    const reply = new Promise<boolean | 'timeout'>((resolve) => {
-      const timer = setTimeout(() => {
-        this.requests.delete(id);
-        resolve('timeout');
-      }, timeoutMs);
-      timer.unref();
-      this.requests.set(id, (ok) => {
-        clearTimeout(timer);
-        this.requests.delete(id);
-        resolve(ok);
-      });
-    });
+    const { id, reply } = this.replies.open(timeoutMs);
     await this.tables.notify(
       this.channel,
       this.seal.seal(encodeNotice({ k: 'ctl', p: this.memberId, to: owner, id, ...body })),
@@ -491,7 +480,7 @@ export class PgRunCluster implements RunCluster {
         return;
       }
       case 'reply':
-        if (notice.to === this.memberId) this.requests.get(notice.id)?.(notice.ok);
+        if (notice.to === this.memberId) this.replies.settle(notice.id, notice.ok);
         return;
     }
   }
@@ -582,7 +571,7 @@ export class PgRunCluster implements RunCluster {
       await this.sendChain;
     }
     this.closed = true;
-    for (const resolve of [...this.requests.values()]) resolve(false);
+    this.replies.refuseAll();
     for (const sessionId of [...this.endWaiters.keys()]) this.wakeEndWaiters(sessionId);
     await Promise.all([this.listener?.close(), this.lock?.close()]);
   }
