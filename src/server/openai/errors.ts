@@ -96,6 +96,6 @@ export function runFailure(terminal: ServerEvent): { status: number; body: OpenA
   const status = own >= 400 && own < 500 ? own : 502;
   return {
     status,
-    body: { error: { message, type: typeFor(status), code: code.toLowerCase(), param: null } },
+    body: { error: { message, type: typeFor(status), code: codeFor(code), param: null } },
   };
 }
