@@ -54,10 +54,11 @@ interface PendingConfirmation {
 export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
 export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
 /** Why a run started by a client that cannot answer confirmations is refused one, by client. */
+const clientCannotConfirm = (client: string) =>
+  `it came through ${client}, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)`;
 export const CLIENT_CANNOT_CONFIRM: Record<RunSource, string> = {
-  openai:
-    "it came through the OpenAI-compatible API, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)",
-  mcp: "it came through Navi's MCP server, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)",
+  openai: clientCannotConfirm('the OpenAI-compatible API'),
+  mcp: clientCannotConfirm("Navi's MCP server"),
 };
 export const RECALL_CANNOT_CONFIRM =
   "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
