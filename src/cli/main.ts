@@ -83,11 +83,12 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const environment = Object.freeze({ ...process.env });
   const secrets = new SecretMasker(knownSecrets(settings, { ...readDotEnv(process.cwd()), ...environment }));
   scrubSecretEnvironment(process.env);
-  const logger = createLogger(settings, undefined, secrets);
+  // Stdout is navi mcp's protocol: it makes its own logger, on stderr.
   if (command === 'mcp') {
     const { runMcp } = await import('./mcp.js');
     return runMcp(settings, argv.slice(1), { secrets, environment });
   }
+  const logger = createLogger(settings, undefined, secrets);
   if (command === 'pair') {
     const { runPair } = await import('./pair.js');
     return runPair(settings, argv.slice(1), process.stdout, process.stderr);
