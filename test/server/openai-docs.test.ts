@@ -4,7 +4,6 @@
  * commands through a shell. Only the port changes. What the API does in detail is tested in
  * openai-api.test.ts and openai-errors.test.ts; this keeps the page true.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PLANNING_INSTRUCTION } from '../../src/agent/planning.js';
 import { repoRoot } from '../support/navi.js';
+import { runProgram } from '../support/navi-process.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 import { chatRequests } from '../support/rest.js';
 
@@ -50,30 +50,8 @@ function answerWith(answer: string): void {
   );
 }
 
-/** Runs a program to its end; resolves with its exit code and output. */
-function run(
-  command: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs a program to its end in the test's folder; resolves with its exit code and output. */
+const run = (command: string, args: string[], env: NodeJS.ProcessEnv) => runProgram(command, args, env, work);
 
 describe('docs/openai-api.md examples', () => {
   it('the openai npm snippets stream an answer, then continue the same session', async () => {

@@ -4,7 +4,6 @@
  * node program of its own, and the MCP host configurations through the MCP SDK's client. What
  * the API and the MCP server do in detail is tested beside them; this only keeps the README true.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { PLANNING_INSTRUCTION } from '../../src/agent/planning.js';
 import { parseSetting } from '../../src/config/settings.js';
 import { repoRoot } from '../support/navi.js';
 import { withoutCheckoutDotEnv } from '../support/navi-mcp-client.js';
+import { runProgram } from '../support/navi-process.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 
 const TOKEN = 'readme-token-0123456789';
@@ -61,29 +61,8 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/** Runs a node program to its end; resolves with its exit code and output. */
-function runNode(
-  file: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs a node program to its end in the test's folder; resolves with its exit code and output. */
+const runNode = (file: string, env: NodeJS.ProcessEnv) => runProgram(process.execPath, [file], env, work);
 
 /** A `navi mcp` started as the README's Claude Desktop configuration says, from a folder not Navi's. */
 async function startStdioFromReadme(dir: string): Promise<Client> {

@@ -99,26 +99,25 @@ export interface NaviRun {
 }
 
 /**
- * Runs `navi <args>` in `cwd` and resolves when it has ended. The environment is `env` on top of
- * PATH, HOME, LOG_LEVEL=ERROR and NAVI_DATA_DIR=`cwd` only, so the caller's own settings cannot
- * leak in and nothing is read from or written to the developer's own data folder: the data files
- * a test leaves unset land in `cwd`, the test's folder. A command still running after 60 s is
- * killed, and resolves with its code null.
+ * Runs `command` in `cwd` with exactly `env` and resolves when it has ended, with its exit code
+ * and output. A program still running after 60 s is killed, and resolves with its code null.
  */
-export function runNavi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<NaviRun> {
+export function runProgram(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<NaviRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/navi.js'), ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', NAVI_DATA_DIR: cwd, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
+    // Decoded as a stream, so a character split across two chunks stays whole.
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
     });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
@@ -127,4 +126,20 @@ export function runNavi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Pr
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs `navi <args>` in `cwd` and resolves when it has ended. The environment is `env` on top of
+ * PATH, HOME, LOG_LEVEL=ERROR and NAVI_DATA_DIR=`cwd` only, so the caller's own settings cannot
+ * leak in and nothing is read from or written to the developer's own data folder: the data files
+ * a test leaves unset land in `cwd`, the test's folder. A command still running after 60 s is
+ * killed, and resolves with its code null.
+ */
+export function runNavi(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<NaviRun> {
+  return runProgram(
+    process.execPath,
+    [join(repoRoot, 'bin/navi.js'), ...args],
+    { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'ERROR', NAVI_DATA_DIR: cwd, ...env },
+    cwd,
+  );
 }
