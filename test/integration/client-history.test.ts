@@ -11,9 +11,10 @@ import { isTerminalEvent, type RunUsage, type ServerEvent } from '../../src/prot
 import type { SessionExport, SessionImportResult, SessionMessage } from '../../src/protocol/rest.js';
 import { CLIENT_CANNOT_CONFIRM } from '../../src/server/agent-run.js';
 import { startHeadlessRun } from '../../src/server/headless-run.js';
-import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 import { SecretMasker } from '../../src/util/secret-masker.js';
 import type { FakeLlm, RecordedMessage, RecordedRequest } from '../fake-llm/index.js';
+import { guardedTool } from '../support/guarded-tool.js';
 import type { NaviHandle } from '../support/navi.js';
 import { startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
@@ -25,21 +26,6 @@ const profiles = profilesDir([
   { ...plainProfile, id: 'free', name: 'Free', autonomy: 'autonomous' },
   { ...plainProfile, id: 'planner', name: 'Planner', planning_enabled: true },
 ]);
-
-/** A tool the plain profile marks for confirmation; it records every call that really ran. */
-function guardedTool(): ToolDefinition & { calls: ToolParams[] } {
-  const calls: ToolParams[] = [];
-  return {
-    name: 'guarded_action',
-    description: 'Does something the user must approve first.',
-    parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
-    calls,
-    async execute(params) {
-      calls.push(params);
-      return { success: true, output: `did ${String(params.what)}` };
-    },
-  };
-}
 
 /** A tool nothing marks for confirmation. */
 const lookupTool: ToolDefinition = {

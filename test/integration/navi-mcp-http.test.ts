@@ -14,26 +14,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/server/errors.js';
 import { naviMcpRoutes } from '../../src/server/navi-mcp/http-route.js';
 import { createNaviMcpServer, type NaviMcpDeps } from '../../src/server/navi-mcp/server.js';
-import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
+import { guardedTool } from '../support/guarded-tool.js';
 import { askNavi, call, textOf } from '../support/navi-mcp-client.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
-
-/** A tool the `plain` profile asks confirmation for; it records every call that really ran. */
-function guardedTool(): ToolDefinition & { calls: ToolParams[] } {
-  const calls: ToolParams[] = [];
-  return {
-    name: 'guarded_action',
-    description: 'Does something the user must approve first.',
-    parameters: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
-    calls,
-    async execute(params) {
-      calls.push(params);
-      return { success: true, output: `did ${String(params.what)}` };
-    },
-  };
-}
 
 const everydayTool: ToolDefinition = {
   name: 'everyday_action',

@@ -5,31 +5,13 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../src/protocol/events.js';
-import type { ToolDefinition, ToolParams } from '../../src/tools/types.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 import { type FakeLlm, type RecordedRequest, startFakeLlm } from '../fake-llm/index.js';
+import { guardedTool } from '../support/guarded-tool.js';
 import { type NaviHandle, startNavi } from '../support/navi.js';
 import { plainProfile, profilesDir } from '../support/profiles.js';
 import { chatRequests } from '../support/rest.js';
 import { EventClient } from '../support/ws-client.js';
-
-/** A tool the test profile marks for confirmation; it records every call that really ran. */
-function guardedTool(): ToolDefinition & { calls: ToolParams[] } {
-  const calls: ToolParams[] = [];
-  return {
-    name: 'guarded_action',
-    description: 'Does something the user must approve first.',
-    parameters: {
-      type: 'object',
-      properties: { what: { type: 'string' } },
-      required: ['what'],
-    },
-    calls,
-    async execute(params) {
-      calls.push(params);
-      return { success: true, output: `did ${String(params.what)}` };
-    },
-  };
-}
 
 /** A tool no default or profile marks for confirmation: its shipped action is `log`. */
 function everydayTool(): ToolDefinition & { calls: number } {
