@@ -5,7 +5,7 @@
 import type { AttachedFile } from '../protocol/commands.js';
 import type { AgentEvent, RunTrigger } from '../protocol/events.js';
 import type { FormSubmission, RecallStamp } from '../protocol/rest.js';
-import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
+import type { ConfirmAnswer, ConfirmRequest, ElicitAnswer, ElicitRequest } from '../tools/types.js';
 
 export interface RunInput {
   /** The user's text (for a form submission, the JSON of its values). */
@@ -64,6 +64,19 @@ export interface RunOptions {
    * (no event is sent), as for a run nobody watches.
    */
   confirm: (request: ConfirmRequest) => ConfirmTicket;
+  /**
+   * Asks the person to fill in an MCP server's form. When `asked` is true the agent puts an
+   * `elicitation_request` into its own stream (and `elicitation_resolved` once answered); when
+   * false nobody could be asked and `answer` is already a decline with the reason. Absent: every
+   * request is declined (a run nobody brokers).
+   */
+  elicit?: (request: ElicitRequest) => ElicitTicket;
+}
+
+/** The answer to one elicitation, and whether a person was asked at all. */
+export interface ElicitTicket {
+  asked: boolean;
+  answer: Promise<ElicitAnswer>;
 }
 
 /** The answer to one confirmation, and whether a person was asked at all. */

@@ -13,10 +13,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { SESSION_META_KEY } from '../protocol/mcp-meta.js';
+import type { ToolContext } from '../tools/types.js';
 import { serverEnvironment } from './env.js';
 import { limitedFetch } from './limited-fetch.js';
 import { NaviStdioTransport } from './stdio-transport.js';
-import type { McpServerConfig, McpServerState, McpTimingOptions } from './types.js';
+import type {
+  McpAuthInfo,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpServerConfig,
+  McpServerState,
+  McpTimingOptions,
+} from './types.js';
 
 export interface ConnectionDeps {
   logger: Logger;
@@ -29,9 +37,16 @@ export interface ConnectionDeps {
 const MAX_PAGES = 100;
 const STDERR_KEPT = 5;
 
-/** Who makes a call, as far as a shipped server may know it. */
+/**
+ * Who makes a call. A shipped server learns `sessionId`; no server learns the rest, which is how
+ * a request the server sends back during the call (elicitation, sampling) reaches the person
+ * watching that call's run (docs/mcp.md#elicitation).
+ */
 export interface CallOrigin {
   sessionId?: string;
+  callId?: string;
+  confirm?: ToolContext['confirm'];
+  elicit?: ToolContext['elicit'];
 }
 
 /** Thrown when a tool is called while its server is not ready. */
@@ -40,6 +55,14 @@ export class McpUnavailableError extends Error {}
 export class McpConnection {
   state: McpServerState = 'stopped';
   tools: Tool[] = [];
+  /** The server's resources and prompts, kept in step with its list_changed notifications. */
+  resources: McpResourceInfo[] = [];
+  resourceCount = 0;
+  prompts: McpPromptInfo[] = [];
+  promptCount = 0;
+  /** OAuth state of an HTTP server; null when it never asked for authorisation. */
+  auth: McpAuthInfo | null = null;
+  /** The real cause of the last failure: an HTTP status with a body summary where there was one. */
   lastError: string | null = null;
   restarts = 0;
   nextRestartAt: number | null = null;

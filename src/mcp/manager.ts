@@ -17,6 +17,7 @@ import type { SessionFileWriter } from '../tools/session-file-writer.js';
 import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
 import { McpConnection } from './connection.js';
 import { mcpToolName } from './naming.js';
+import type { McpTokenStore } from './oauth/token-store.js';
 import { mcpToolDefinition } from './tool-adapter.js';
 import {
   DEFAULT_TIMING,
@@ -48,6 +49,8 @@ export interface McpManagerDeps {
   shipped?: { dir: string; placeholders: (name: string) => string | undefined };
   /** Where images returned by MCP tools are kept as session files. */
   files?: SessionFileWriter;
+  /** Where OAuth tokens of HTTP servers are kept (the vault); without it no server can authorise. */
+  tokens?: McpTokenStore;
 }
 
 interface Entry {
@@ -392,7 +395,46 @@ export class McpManager {
       pid: c?.pid ?? null,
       created_by: config.createdBy,
       shipped: config.shipped,
+      auth: c?.auth ?? null,
+      resources: c?.resources ?? [],
+      resource_count: c?.resourceCount ?? 0,
+      prompts: c?.prompts ?? [],
+      prompt_count: c?.promptCount ?? 0,
     };
+  }
+
+  /**
+   * Starts the OAuth authorisation of HTTP server `name` (discovery, registration, PKCE) and
+   * returns the page where the person authorises Navi; the authorisation server then sends the
+   * browser to `<redirectBase>/agents/mcp/oauth/callback`. Throws McpUnknownServerError, or an
+   * McpAuthError saying why the server cannot be authorised.
+   */
+  async authorize(name: string, redirectBase: string): Promise<{ authorizationUrl: string }> {
+    void redirectBase;
+    throw new McpUnknownServerError(`OAuth is not built yet (server ${name})`);
+  }
+
+  /**
+   * Completes an authorisation from the callback's query: exchanges `code` for tokens and
+   * reconnects the server. `state` names the authorisation (and so the server). Throws
+   * McpAuthError for an unknown or used state, or the authorisation server's error.
+   */
+  async completeAuthorization(query: {
+    state?: string;
+    code?: string;
+    error?: string;
+    error_description?: string;
+  }): Promise<{ server: string }> {
+    void query;
+    throw new Error('OAuth is not built yet');
+  }
+
+  /**
+   * Forgets the server's tokens (revoking them at the authorisation server when it offers a
+   * revocation endpoint) and reconnects it, so it needs authorisation again.
+   */
+  async revokeAuthorization(name: string): Promise<void> {
+    throw new McpUnknownServerError(`OAuth is not built yet (server ${name})`);
   }
 
   private find(name: string): Entry | undefined {

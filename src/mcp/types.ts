@@ -53,7 +53,13 @@ export interface McpConfigError {
 }
 
 // One definition for the manager and the wire: what `GET /agents/mcp` sends is the status itself.
-export type { McpServerInfo as McpServerStatus, McpServerState } from '../protocol/rest.js';
+export type {
+  McpAuthInfo,
+  McpPromptInfo,
+  McpResourceInfo,
+  McpServerInfo as McpServerStatus,
+  McpServerState,
+} from '../protocol/rest.js';
 
 export interface McpReloadReport {
   added: string[];

@@ -32,6 +32,17 @@ export const toolConfirmCommandSchema = z.object({
 });
 
 /**
+ * The person's answer to an MCP server's request for input (`elicitation_request`). `values`
+ * only with `accept`: the form's values, checked against the server's schema before they go.
+ */
+export const elicitationAnswerCommandSchema = z.object({
+  type: z.literal('elicitation_answer'),
+  elicitation_id: z.string().min(1).max(200),
+  action: z.enum(['accept', 'decline', 'cancel']),
+  values: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
  * Runs the session's last user message again: every message after it (the answer, its tool
  * calls, or the error of a failed turn) is removed from both buffers first (`history_rewound`).
  * The client's Regenerate and Retry both send it.
@@ -55,6 +66,7 @@ export const clientCommandSchema = z.discriminatedUnion('type', [
   userMessageCommandSchema,
   formSubmitCommandSchema,
   toolConfirmCommandSchema,
+  elicitationAnswerCommandSchema,
   regenerateCommandSchema,
   editCommandSchema,
 ]);
@@ -63,6 +75,7 @@ export type AttachedFile = z.infer<typeof attachedFileSchema>;
 export type UserMessageCommand = z.infer<typeof userMessageCommandSchema>;
 export type FormSubmitCommand = z.infer<typeof formSubmitCommandSchema>;
 export type ToolConfirmCommand = z.infer<typeof toolConfirmCommandSchema>;
+export type ElicitationAnswerCommand = z.infer<typeof elicitationAnswerCommandSchema>;
 export type RegenerateCommand = z.infer<typeof regenerateCommandSchema>;
 export type EditCommand = z.infer<typeof editCommandSchema>;
 export type ClientCommand = z.infer<typeof clientCommandSchema>;

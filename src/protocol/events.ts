@@ -13,6 +13,7 @@
  *   sends it; it is optional only so that older recordings stay valid.
  */
 import type { ErrorCode } from './error-codes.js';
+import type { FormPayload } from './ui-components.js';
 
 export type RunTrigger = 'user' | 'form' | 'recall';
 
@@ -85,6 +86,31 @@ export type AgentEvent =
       is_subagent: boolean;
       parent_call_id?: string;
       metadata?: Record<string, unknown>;
+    }
+  /**
+   * An MCP server asks the person for input in the middle of a tool call (`elicitation/create`,
+   * docs/mcp.md#elicitation): `form` is the server's requested schema as a navi-ui form (its
+   * defaults, enums and formats), rendered by the same form component. The person answers with
+   * an `elicitation_answer` command; `elicitation_resolved` follows in every case. A run nobody
+   * can answer for never sends it: the request is declined with a reason.
+   */
+  | {
+      type: 'elicitation_request';
+      elicitation_id: string;
+      /** The tool call during which the server asked. */
+      call_id: string;
+      /** The MCP server's name as configured. */
+      server: string;
+      message: string;
+      form: FormPayload;
+    }
+  /** How an elicitation ended: the person's answer, or why it was declined or cancelled without one. */
+  | {
+      type: 'elicitation_resolved';
+      elicitation_id: string;
+      action: ElicitationAction;
+      /** Set when the person did not choose the action (timeout, the run stopped, the call ended). */
+      reason?: string;
     }
   | { type: 'stream_delta'; delta: string }
   /**
@@ -169,6 +195,30 @@ export const TOOL_OUTCOMES = [
 ] as const;
 
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
+
+/** What the person did with a server's request for input; the MCP result's `action`. */
+export const ELICITATION_ACTIONS = ['accept', 'decline', 'cancel'] as const;
+export type ElicitationAction = (typeof ELICITATION_ACTIONS)[number];
+
+/**
+ * The `tool` of a `tool_confirm_request` that asks the person to let an MCP server use Navi's
+ * model (`sampling/createMessage`, docs/mcp.md#sampling). Its `args` are `SamplingConfirmArgs`;
+ * the answer is an ordinary `tool_confirm`.
+ */
+export const MCP_SAMPLING_TOOL = 'mcp_sampling';
+
+/** What the person is shown before an MCP server may use Navi's model. */
+export interface SamplingConfirmArgs {
+  server: string;
+  /** The server's system prompt, when it sent one. */
+  system_prompt?: string;
+  /** The conversation the server wants answered; non-text parts are named (`[image]`). */
+  messages: { role: 'user' | 'assistant'; text: string }[];
+  max_tokens: number;
+  temperature?: number;
+  /** The server's model hints, by name, in its order of preference. */
+  model_hints?: string[];
+}
 
 export type AgentEventType = AgentEvent['type'];
 

@@ -423,6 +423,11 @@ export type McpServerState =
   | 'ready'
   /** Exited, failed to start or stopped answering; a restart is scheduled. */
   | 'down'
+  /**
+   * An HTTP server that answered 401 (or 403 for a scope it was not granted): it waits, without
+   * restarts, until the person authorises Navi ("Connect", `navi mcp login`).
+   */
+  | 'needs_auth'
   | 'stopped';
 
 /** One MCP server as `GET /agents/mcp` shows it (the MCP manager's own status). */
@@ -449,6 +454,55 @@ export interface McpServerInfo {
   created_by: 'agent' | 'user';
   /** Shipped with Navi; a user's config of the same name replaces it. */
   shipped: boolean;
+  /** OAuth of an HTTP server (docs/mcp.md#oauth); null for stdio and servers that never asked. */
+  auth: McpAuthInfo | null;
+  /** The server's resources (first pages, at most `MCP_LIST_LIMIT`); empty when it has none. */
+  resources: McpResourceInfo[];
+  resource_count: number;
+  /** The server's prompts (at most `MCP_LIST_LIMIT`). */
+  prompts: McpPromptInfo[];
+  prompt_count: number;
+}
+
+/** How many resources or prompts of one server a status lists. */
+export const MCP_LIST_LIMIT = 200;
+
+export interface McpAuthInfo {
+  /**
+   * - `needs_authorization`: no usable token; the person must authorise (Connect);
+   * - `pending`: an authorisation page was opened and Navi waits for its callback;
+   * - `authorized`: Navi holds a token (stored encrypted in the vault).
+   */
+  status: 'needs_authorization' | 'pending' | 'authorized';
+  /** The scopes granted, or asked for while pending; null when the server named none. */
+  scope: string | null;
+  /** When the access token expires (ISO time), when the server said. */
+  expires_at: string | null;
+}
+
+export interface McpResourceInfo {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mime_type?: string;
+}
+
+export interface McpPromptInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments: { name: string; description?: string; required: boolean }[];
+}
+
+/**
+ * `POST /agents/mcp/servers/:name/authorize` `{redirect_base?}`: the page where the person
+ * authorises Navi. `redirect_base` is the origin the person reaches Navi at (the web client
+ * sends its own); the authorisation server sends the browser back to
+ * `<redirect_base>/agents/mcp/oauth/callback`.
+ */
+export interface McpAuthorizeView {
+  authorization_url: string;
 }
 
 /** `GET /agents/mcp`: every configured server, and config files that were skipped with why. */

@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AgentApi, RunInput } from '../agent/types.js';
-import type { AgentEvent } from '../protocol/events.js';
+import type { ErrorCode } from '../protocol/error-codes.js';
+import type { AgentEvent, ElicitationAction } from '../protocol/events.js';
 import { AgentRun } from './agent-run.js';
 import type { ClusterClaim, RunCluster } from './cluster/types.js';
 import { FlushClock } from './delta-coalescer.js';
@@ -204,6 +205,24 @@ export class RunRegistry {
     const local = this.runs.get(sessionId);
     if (local) return local.stop();
     return (await this.cluster?.stop(sessionId)) ?? false;
+  }
+
+  /**
+   * Hands the person's answer to the elicitation a run of this process waits for. True when it
+   * was taken; otherwise why not (unknown or finished elicitation, values that do not fit the
+   * server's schema), for the `error` event.
+   */
+  async answerElicitation(
+    sessionId: string,
+    elicitationId: string,
+    action: ElicitationAction,
+    values: Record<string, unknown> | undefined,
+  ): Promise<true | { message: string; code: ErrorCode }> {
+    void sessionId;
+    void elicitationId;
+    void action;
+    void values;
+    return { message: 'Elicitation answers are not handled yet.', code: 'INTERNAL' };
   }
 
   /** Answers a pending confirmation of this session's run only, wherever it runs. */

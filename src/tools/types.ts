@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Profile } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { AgentEvent } from '../protocol/events.js';
+import type { FormPayload } from '../protocol/ui-components.js';
 import type { StoredMessage } from '../store/types.js';
 import type { ToolRisk } from './risk.js';
 
@@ -79,6 +80,28 @@ export interface ConfirmRequest {
  */
 export type ConfirmAnswer = { approved: true } | { approved: false; reason: string; declined?: true };
 
+/**
+ * An MCP server's request for input during a call (docs/mcp.md#elicitation): `form` is its
+ * requested schema as a navi-ui form, `schema` the schema itself, to check the answer against.
+ */
+export interface ElicitRequest {
+  /** Unique within the run. */
+  id: string;
+  callId: string;
+  server: string;
+  message: string;
+  form: FormPayload;
+  schema: Record<string, unknown>;
+}
+
+/**
+ * The person's answer, or why there was none: a run nobody can answer for (a recall, a REST or
+ * API client, no one connected) gets `decline` with `reason`; a timeout or a stop gets `cancel`.
+ */
+export type ElicitAnswer =
+  | { action: 'accept'; content: Record<string, unknown> }
+  | { action: 'decline' | 'cancel'; reason?: string };
+
 export interface ToolContext {
   /** Session the call belongs to; `subagent_<uuid>` inside a subagent. */
   sessionId: string;
@@ -94,6 +117,11 @@ export interface ToolContext {
   emit(event: AgentEvent): void;
   /** Asks the user to approve a call; resolves to a refusal when nobody can answer. */
   confirm(request: ConfirmRequest): Promise<ConfirmAnswer>;
+  /**
+   * Shows an MCP server's form to the person and waits for the answer; resolves to a decline
+   * with a reason when nobody can answer. Absent where no run backs the call (a test harness).
+   */
+  elicit?(request: ElicitRequest): Promise<ElicitAnswer>;
   log: Logger;
   agent?: AgentHandle;
   /**

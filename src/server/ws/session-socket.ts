@@ -103,6 +103,14 @@ export const sessionSocketRoutes: FastifyPluginAsync<SessionSocketOptions> = asy
           }
           return;
         }
+        if (command.type === 'elicitation_answer') {
+          if (!consent)
+            return subscriber.sendError(`${errorTable.CONSENT_REQUIRED.message}.`, 'CONSENT_REQUIRED');
+          const { elicitation_id, action, values } = command;
+          const outcome = await runs.answerElicitation(sessionId, elicitation_id, action, values);
+          if (outcome !== true) subscriber.sendError(outcome.message, outcome.code);
+          return;
+        }
         if (await runs.busy(sessionId)) {
           return subscriber.sendError(
             'The agent is still answering; wait for it to finish or stop it first.',

@@ -124,6 +124,7 @@ export const MCP_STATE_LABELS: Record<McpServerInfo['state'], string> = {
   stopped: 'Stopped',
   disabled: 'Disabled',
   awaiting_approval: 'Waiting for your approval',
+  needs_auth: 'Needs authorisation',
 };
 
 /** Whether a restart may be asked for: approval and enabling are other steps. */

@@ -1,0 +1,27 @@
+/**
+ * Where Navi keeps what OAuth gave it for one MCP server (docs/mcp.md#oauth): the tokens, the
+ * client registration, the PKCE verifier of an authorisation in progress and what discovery
+ * found. The store behind it is the vault, so all of it is encrypted at rest; none of it is
+ * ever logged.
+ */
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+
+export interface McpOAuthRecord {
+  tokens?: OAuthTokens;
+  /** When `tokens` were received (ms since the epoch), to tell when they expire. */
+  tokensAt?: number;
+  /** The registration (dynamic, or the config's client id); tied to `redirectUrl`. */
+  client?: OAuthClientInformationMixed;
+  /** The redirect URI the client was registered with. */
+  redirectUrl?: string;
+  codeVerifier?: string;
+  discovery?: OAuthDiscoveryState;
+}
+
+export interface McpTokenStore {
+  load(server: string): McpOAuthRecord | undefined;
+  save(server: string, record: McpOAuthRecord): void;
+  /** Forgets everything kept for the server; nothing happens when there was nothing. */
+  remove(server: string): void;
+}
