@@ -196,6 +196,7 @@ export class Agent implements AgentApi {
       profile,
       signal: options.signal,
       ask: options.confirm,
+      ...(options.elicit && { elicit: options.elicit }),
       emit,
       isSubagent: false,
       depth: 0,
@@ -523,6 +524,9 @@ export class Agent implements AgentApi {
         parent.emit({ ...event, is_subagent: true, parent_call_id: event.parent_call_id ?? callId });
       } else if (event.type === 'tool_confirm_request') {
         parent.emit({ ...event, parent_call_id: event.parent_call_id ?? callId });
+      } else if (event.type === 'elicitation_request' || event.type === 'elicitation_resolved') {
+        // Their call id names the subagent's call, which the parent's clients already show.
+        parent.emit(event);
       } else if (event.type === 'notice') {
         // The run's notices: the subagent shares the parent's set, so each still goes out once.
         parent.emit(event);
@@ -536,6 +540,7 @@ export class Agent implements AgentApi {
       // The tool's signal follows the parent's stop and adds the tool's own time limit.
       signal: options.signal ? AbortSignal.any([parent.signal, options.signal]) : parent.signal,
       ask: parent.ask,
+      ...(parent.elicit && { elicit: parent.elicit }),
       emit: forward,
       isSubagent: true,
       depth: parent.depth + 1,

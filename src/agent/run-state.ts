@@ -4,10 +4,10 @@ import type { ErrorCode } from '../protocol/error-codes.js';
 import type { AgentEvent, NoticeCode, RunUsage } from '../protocol/events.js';
 import type { ModelChoice } from '../protocol/rest.js';
 import type { StoredMessage } from '../store/types.js';
-import type { ConfirmRequest, RecallOrigin } from '../tools/types.js';
+import type { ConfirmRequest, ElicitRequest, RecallOrigin } from '../tools/types.js';
 import type { RunCall } from './claims.js';
 import type { Transcript } from './transcript.js';
-import type { ConfirmTicket } from './types.js';
+import type { ConfirmTicket, ElicitTicket } from './types.js';
 
 export interface RunState {
   runId: string;
@@ -18,6 +18,8 @@ export interface RunState {
   signal: AbortSignal;
   /** The run's confirmation broker; the tool turn announces each question it asks. */
   ask: (request: ConfirmRequest) => ConfirmTicket;
+  /** The run's broker of MCP servers' forms; absent, every form is declined (tool-turn.ts). */
+  elicit?: (request: ElicitRequest) => ElicitTicket;
   emit: (event: AgentEvent) => void;
   isSubagent: boolean;
   depth: number;

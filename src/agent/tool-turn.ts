@@ -10,7 +10,7 @@ import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
 import { toolOutcome } from '../tools/outcome.js';
 import { policyFor } from '../tools/policy.js';
-import type { AgentHandle, ToolResult } from '../tools/types.js';
+import type { AgentHandle, ElicitAnswer, ElicitRequest, ToolResult } from '../tools/types.js';
 import { isRecord } from '../util/is-record.js';
 import type { RunState } from './run-state.js';
 
@@ -123,6 +123,7 @@ async function runOne(
     is_subagent: state.isSubagent,
   });
   const log = deps.logger.child({ tool: call.name, call_id: call.id });
+  const notes: string[] = [];
   const result = await deps.executor.execute(
     call,
     {
@@ -146,6 +147,7 @@ async function runOne(
           });
         return ticket.answer;
       },
+      elicit: askForm(state, notes),
       log,
       agent: deps.handleFor(state, call.id),
       ...(state.recall ? { recall: state.recall } : {}),
@@ -154,6 +156,8 @@ async function runOne(
     // policy, it may not call by name either.
     policyFor(state.profile, state.backendId),
   );
+  // A form declined or cancelled without the person: the model learns why, to tell the person.
+  if (notes.length > 0) result.output = `${result.output}\n\n[Navi: ${notes.join(' ')}]`;
   state.calls.push({ name: call.name, success: result.success });
   const metadata = publicMetadata(result.metadata);
   state.emit({
@@ -168,6 +172,50 @@ async function runOne(
     ...(metadata ? { metadata } : {}),
   });
   return { result, shown: metadata };
+}
+
+/** Why a form was declined when the run has no broker for forms at all. */
+export const NO_FORM_BROKER = 'this run cannot show a form to anyone';
+
+/**
+ * An MCP server's form through the run's broker: announced in the run's own stream (after the
+ * call's `tool_started`, before its `tool_call`), and its end too, however it ends. A decline or
+ * cancel Navi made on its own is noted for the call's result.
+ */
+function askForm(state: RunState, notes: string[]): (request: ElicitRequest) => Promise<ElicitAnswer> {
+  return async (request) => {
+    const ticket = state.elicit?.(request) ?? {
+      asked: false,
+      answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: NO_FORM_BROKER }),
+    };
+    const id = request.id;
+    if (ticket.asked)
+      state.emit({
+        type: 'elicitation_request',
+        elicitation_id: id,
+        call_id: request.callId,
+        server: request.server,
+        message: request.message,
+        form: request.form,
+      });
+    const answer = await ticket.answer;
+    const reason = answer.action === 'accept' ? undefined : answer.reason;
+    if (ticket.asked)
+      state.emit({
+        type: 'elicitation_resolved',
+        elicitation_id: id,
+        action: answer.action,
+        ...(reason !== undefined ? { reason } : {}),
+      });
+    if (reason !== undefined) {
+      const asked = request.message.length > 200 ? `${request.message.slice(0, 199)}…` : request.message;
+      const ended = answer.action === 'decline' ? 'declined' : 'cancelled';
+      notes.push(
+        `MCP server ${request.server} asked the person for input ("${asked}"); Navi ${ended} it because ${reason}.`,
+      );
+    }
+    return answer;
+  };
 }
 
 /** Gives every call of a turn a unique, non-empty id (some models repeat or omit them). */

@@ -47,7 +47,13 @@ export function mcpToolDefinition(
           params,
           ctx.signal,
           config.timeoutMs ?? limits.timeoutMs,
-          { sessionId: ctx.sessionId },
+          // What the server asks back during the call reaches the person watching this run.
+          {
+            sessionId: ctx.sessionId,
+            callId: ctx.callId,
+            confirm: ctx.confirm,
+            ...(ctx.elicit && { elicit: ctx.elicit }),
+          },
         );
         const converted = convertCallResult(result, {
           maxChars: limits.maxOutputChars * 2,

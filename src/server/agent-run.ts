@@ -1,9 +1,10 @@
 /**
  * One run of the agent in one session, seen from the server: it consumes `agent.runStream`,
  * stamps each event with `run_id` and a per-run `seq` (from 1), keeps every event for clients
- * that join late, fans events out to its subscribers, and brokers tool confirmations. The
- * questions themselves (`tool_confirm_request`) come through the agent's stream like every
- * other event, so they are ordered with the call's other events by construction.
+ * that join late, fans events out to its subscribers, and brokers tool confirmations and MCP
+ * servers' forms. The questions themselves (`tool_confirm_request`, `elicitation_request`) come
+ * through the agent's stream like every other event, so they are ordered with the call's other
+ * events by construction.
  *
  * Every stamped event is delivered synchronously to all subscribers at once and appended to
  * the replay buffer in the same step, so a subscriber added between two events receives the
@@ -11,9 +12,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AgentApi, ConfirmTicket, RunInput, RunSource } from '../agent/types.js';
-import { type AgentEvent, isAfterRunEvent, isTerminalEvent, type ServerEvent } from '../protocol/events.js';
-import type { ConfirmAnswer, ConfirmRequest } from '../tools/types.js';
+import type { AgentApi, ConfirmTicket, ElicitTicket, RunInput, RunSource } from '../agent/types.js';
+import { checkElicitationAnswer } from '../mcp/elicitation-form.js';
+import type { ErrorCode } from '../protocol/error-codes.js';
+import {
+  type AgentEvent,
+  type ElicitationAction,
+  isAfterRunEvent,
+  isTerminalEvent,
+  type ServerEvent,
+} from '../protocol/events.js';
+import type { ConfirmAnswer, ConfirmRequest, ElicitAnswer, ElicitRequest } from '../tools/types.js';
 import { DeltaCoalescer, FlushClock } from './delta-coalescer.js';
 import type { RunSubscriber } from './run-subscriber.js';
 
@@ -51,6 +60,11 @@ interface PendingConfirmation {
   settle: (answer: ConfirmAnswer) => void;
 }
 
+interface PendingElicitation {
+  request: ElicitRequest;
+  settle: (answer: ElicitAnswer) => void;
+}
+
 export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
 export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
 /** Why a run started by a client that cannot answer confirmations is refused one, by client. */
@@ -63,6 +77,23 @@ export const CLIENT_CANNOT_CONFIRM: Record<RunSource, string> = {
 export const RECALL_CANNOT_CONFIRM =
   "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
 
+/** Why an MCP server's form was declined without the person (docs/mcp.md#elicitation). */
+export const NOBODY_TO_ELICIT = 'nobody is connected to answer it';
+export const RECALL_CANNOT_ELICIT = "a recall runs on its own with nobody to fill in a server's form";
+const clientCannotElicit = (client: string) =>
+  `it came through ${client}, where nobody can fill in a server's form`;
+export const CLIENT_CANNOT_ELICIT: Record<RunSource, string> = {
+  openai: clientCannotElicit('the OpenAI-compatible API'),
+  mcp: clientCannotElicit("Navi's MCP server"),
+};
+
+const abortReason = (signal: AbortSignal | undefined): string => {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error && reason.name !== 'AbortError') return reason.message;
+  if (typeof reason === 'string' && reason !== '') return reason;
+  return 'the server withdrew its request';
+};
+
 export class AgentRun {
   readonly runId: string;
   readonly sessionId: string;
@@ -73,6 +104,7 @@ export class AgentRun {
   private readonly replay: { event: ServerEvent; json: string }[] = [];
   private readonly subscribers = new Set<RunSubscriber>();
   private readonly pending = new Map<string, PendingConfirmation>();
+  private readonly elicitations = new Map<string, PendingElicitation>();
   private readonly controller = new AbortController();
   private readonly coalescer: DeltaCoalescer;
   private seq = 0;
@@ -141,6 +173,42 @@ export class AgentRun {
     return true;
   }
 
+  /**
+   * Hands the person's answer to a form this run shows. `accept` values are checked against the
+   * server's schema (defaults filled in, strings turned into its types); what does not fit is
+   * refused with every problem by field, and the form stays open.
+   */
+  answerElicitation(
+    elicitationId: string,
+    action: ElicitationAction,
+    values: Record<string, unknown> | undefined,
+  ): true | { message: string; code: ErrorCode } {
+    const pending = this.elicitations.get(elicitationId);
+    if (!pending)
+      return {
+        message:
+          'No form of this session waits for that elicitation_id: it was answered, declined or cancelled already. Answer only a form the chat shows as open.',
+        code: 'NOT_FOUND',
+      };
+    if (action !== 'accept') {
+      if (values !== undefined)
+        return {
+          message: `values go only with "accept"; send "${action}" without values.`,
+          code: 'BAD_REQUEST',
+        };
+      pending.settle({ action });
+      return true;
+    }
+    const check = checkElicitationAnswer(pending.request.schema, values ?? {});
+    if (!check.ok)
+      return {
+        message: `The answer does not fit the form of ${pending.request.server}: ${check.problems.join('; ')}. Correct it and send it again; the form is still open.`,
+        code: 'BAD_REQUEST',
+      };
+    pending.settle({ action: 'accept', content: check.content });
+    return true;
+  }
+
   /** Answers a confirmation this run is waiting for. False when no such call id is pending. */
   answer(callId: string, approved: boolean): boolean {
     const pending = this.pending.get(callId);
@@ -184,12 +252,54 @@ export class AgentRun {
     return { asked: true, answer };
   };
 
+  /**
+   * Registers a server's form; the agent announces it in its stream when `asked` is true. Only a
+   * socket on this process can answer one: the processes of a cluster do not pass forms on yet.
+   */
+  private readonly elicit = (request: ElicitRequest): ElicitTicket => {
+    const ended = (action: 'decline' | 'cancel', reason: string): ElicitTicket => ({
+      asked: false,
+      answer: Promise.resolve({ action, reason }),
+    });
+    if (this.terminal || this.controller.signal.aborted) return ended('cancel', STOPPED_BEFORE_CONFIRM);
+    if (request.signal?.aborted) return ended('cancel', abortReason(request.signal));
+    if (this.trigger === 'recall') return ended('decline', RECALL_CANNOT_ELICIT);
+    if (this.source) return ended('decline', CLIENT_CANNOT_ELICIT[this.source]);
+    if (![...this.subscribers].some((s) => s.kind === 'socket')) return ended('decline', NOBODY_TO_ELICIT);
+    this.elicitations.get(request.id)?.settle({ action: 'cancel', reason: 'asked again' });
+    const answer = new Promise<ElicitAnswer>((resolve) => {
+      const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
+      const timer = setTimeout(
+        () => settle({ action: 'cancel', reason: `nobody answered within ${seconds} seconds` }),
+        this.options.confirmTimeoutMs,
+      );
+      timer.unref();
+      // A stop ends the call too: the stop is the reason the person is told.
+      const withdrawn = () =>
+        settle({
+          action: 'cancel',
+          reason: this.controller.signal.aborted ? STOPPED_BEFORE_CONFIRM : abortReason(request.signal),
+        });
+      request.signal?.addEventListener('abort', withdrawn, { once: true });
+      const settle = (answer: ElicitAnswer) => {
+        if (this.elicitations.get(request.id)?.settle !== settle) return;
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', withdrawn);
+        this.elicitations.delete(request.id);
+        resolve(answer);
+      };
+      this.elicitations.set(request.id, { request, settle });
+    });
+    return { asked: true, answer };
+  };
+
   private async consume(input: RunInput): Promise<void> {
     try {
       const stream = this.options.agent.runStream(this.sessionId, input, {
         runId: this.runId,
         signal: this.controller.signal,
         confirm: this.confirm,
+        elicit: this.elicit,
       });
       for await (const event of stream) {
         if (this.terminal) {
@@ -274,5 +384,6 @@ export class AgentRun {
 
   private refuseAllPending(reason: string): void {
     for (const pending of [...this.pending.values()]) pending.settle({ approved: false, reason });
+    for (const form of [...this.elicitations.values()]) form.settle({ action: 'cancel', reason });
   }
 }

@@ -218,11 +218,18 @@ export class RunRegistry {
     action: ElicitationAction,
     values: Record<string, unknown> | undefined,
   ): Promise<true | { message: string; code: ErrorCode }> {
-    void sessionId;
-    void elicitationId;
-    void action;
-    void values;
-    return { message: 'Elicitation answers are not handled yet.', code: 'INTERNAL' };
+    const local = this.runs.get(sessionId);
+    if (local) return local.answerElicitation(elicitationId, action, values);
+    if (await this.cluster?.activeElsewhere(sessionId))
+      return {
+        message:
+          "This session's run is on another Navi process; answering a server's form there is not supported yet (such a run declines forms).",
+        code: 'NOT_FOUND',
+      };
+    return {
+      message: 'No run of this session is waiting for a form; it may have ended already.',
+      code: 'NOT_FOUND',
+    };
   }
 
   /** Answers a pending confirmation of this session's run only, wherever it runs. */

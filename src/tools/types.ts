@@ -92,6 +92,11 @@ export interface ElicitRequest {
   message: string;
   form: FormPayload;
   schema: Record<string, unknown>;
+  /**
+   * Aborted when the server withdraws the request or its call ends: the form is then cancelled
+   * with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 /**

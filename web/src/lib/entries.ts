@@ -1,8 +1,15 @@
 /** What the chat shows: one entry per bubble, card or notice, built from events or history. */
 import type { AttachedFile } from '../../../src/protocol/commands.js';
 import type { ErrorCode } from '../../../src/protocol/error-codes.js';
-import type { NoticeCode, ToolArgs, ToolOutcome } from '../../../src/protocol/events.js';
+import type {
+  ElicitationAction,
+  NoticeCode,
+  SamplingConfirmArgs,
+  ToolArgs,
+  ToolOutcome,
+} from '../../../src/protocol/events.js';
 import type { RecallStamp } from '../../../src/protocol/rest.js';
+import type { FormPayload } from '../../../src/protocol/ui-components.js';
 
 /**
  * The id of the stored message an entry shows (rendered as `data-message-id`). Entries from the
@@ -71,6 +78,35 @@ export interface ToolEntry extends Stored {
   confirm: ConfirmState;
   /** Values of a submitted form component (sent by this client, or found in the history). */
   formSubmitted: Record<string, unknown> | null;
+  /** Forms an MCP server asked the person for during the call (`elicitation_request`). */
+  elicitations?: ElicitationView[];
+  /** Requests of an MCP server to use Navi's model during the call (`mcp_sampling` confirmations). */
+  samplings?: SamplingView[];
+}
+
+/**
+ * One server's form in the chat: `open` to answer, `sending` until the server takes the answer
+ * (a refused answer opens it again), `resolved` once `elicitation_resolved` said how it ended.
+ */
+export interface ElicitationView {
+  id: string;
+  server: string;
+  message: string;
+  form: FormPayload;
+  state: 'open' | 'sending' | 'resolved';
+  action?: ElicitationAction;
+  /** Why it ended without the person (a timeout, a stop, the server withdrew it). */
+  reason?: string;
+  /** The values this client sent, shown once the answer was taken. */
+  sent?: Record<string, unknown>;
+}
+
+export interface SamplingView {
+  /** The confirmation's call id (`<call id>/sampling/<n>`), which the answer names. */
+  callId: string;
+  args: SamplingConfirmArgs;
+  /** null: no longer waiting (the call ended before anyone answered). */
+  state: ConfirmState;
 }
 
 export interface NoticeEntry extends Stored {

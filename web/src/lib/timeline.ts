@@ -25,6 +25,7 @@ import {
 } from './entries.js';
 import { errorHint, failedTurnEntry } from './failed-turn.js';
 import { type PendingRewind, rewind } from './rewind.js';
+import { applyServerAsk } from './server-asks.js';
 
 /** An entry showing a stored message a search can point at, which has no id yet. */
 function shownUnnamed(entry: ChatEntry): boolean {
@@ -226,6 +227,7 @@ export class Timeline {
       if (this.seen.has(id)) return false;
       this.seen.add(id);
     }
+    if (applyServerAsk(event, () => this.cards())) return true;
     switch (event.type) {
       case 'stream_start':
         this.flush();

@@ -1,0 +1,212 @@
+/**
+ * What an MCP server may ask of Navi while it works: `elicitation/create` (a form for the person,
+ * docs/mcp.md#elicitation) and `sampling/createMessage` (an answer from Navi's model once the
+ * person allows it, docs/mcp.md#sampling).
+ *
+ * A server's request names no call, so it goes to the newest call of that server still in
+ * flight: the person watching that call's run answers it. With no call in flight nobody waits
+ * on the server, and the request is declined (elicitation) or refused (sampling) with a reason.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  type CreateMessageRequest,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  type ElicitResult,
+  ErrorCode,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { MCP_SAMPLING_TOOL, type SamplingConfirmArgs } from '../protocol/events.js';
+import type { CallOrigin } from './connection.js';
+import { ELICITATION_LIMITS, elicitationForm } from './elicitation-form.js';
+import { type McpSampler, SAMPLING_LIMITS, type SamplingMessage } from './sampler.js';
+
+/** One call of the server in flight, as the requests it sends back meanwhile see it. */
+export interface InFlightCall {
+  origin: CallOrigin;
+  /** Aborted when the call ends, however it ends. */
+  signal: AbortSignal;
+  /** Sampling requests made during the call so far, to name each confirmation. */
+  samplings: number;
+}
+
+export interface ClientRequestDeps {
+  /** The server's name as configured. */
+  server: string;
+  /** The newest call in flight, if any. */
+  current: () => InFlightCall | undefined;
+  sampler?: McpSampler;
+  log: Logger;
+}
+
+/** The spec's "user rejected" code for sampling. */
+export const SAMPLING_REJECTED = -1;
+
+export const NO_CALL_WAITING = 'no run of Navi is waiting on this server';
+
+/**
+ * The SDK's own request schema drops what its types do not name (a string's `pattern`); this one
+ * keeps the parameters whole, and the SDK still checks them against its schema before the handler.
+ */
+const ElicitRequestLooseSchema = z.object({
+  method: z.literal('elicitation/create'),
+  params: z.looseObject({ message: z.string(), requestedSchema: z.unknown().optional() }),
+});
+
+/**
+ * A JSON-RPC error for the server. Not the SDK's McpError: its message already carries the
+ * "MCP error <code>:" prefix, which the server's SDK would add a second time.
+ */
+export class ClientRequestError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+const reasonOf = (signal: AbortSignal, fallback: string): string => {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name !== 'AbortError') return reason.message;
+  return typeof reason === 'string' ? reason : fallback;
+};
+
+/** Installs both handlers on a client whose capabilities declare elicitation and sampling. */
+export function handleClientRequests(client: Client, deps: ClientRequestDeps): void {
+  client.setRequestHandler(ElicitRequestLooseSchema, async (request, extra): Promise<ElicitResult> => {
+    const call = deps.current();
+    if (!call?.origin.elicit) {
+      deps.log.info({ reason: NO_CALL_WAITING }, 'MCP elicitation declined');
+      return { action: 'decline' };
+    }
+    const id = randomUUID();
+    const { message, requestedSchema } = request.params;
+    const built = elicitationForm(`elicit-${id}`, requestedSchema);
+    if (!built.ok)
+      throw new ClientRequestError(ErrorCode.InvalidParams, `Navi cannot show this form: ${built.reason}`);
+    const signal = AbortSignal.any([extra.signal, call.signal]);
+    if (signal.aborted) return { action: 'cancel' };
+    const answer = await call.origin.elicit({
+      id,
+      callId: call.origin.callId ?? '',
+      server: deps.server,
+      message: clip(message, ELICITATION_LIMITS.messageChars),
+      form: built.form,
+      schema: requestedSchema as Record<string, unknown>,
+      signal,
+    });
+    if (answer.action === 'accept')
+      return { action: 'accept', content: answer.content as ElicitResult['content'] };
+    return { action: answer.action };
+  });
+
+  client.setRequestHandler(
+    CreateMessageRequestSchema,
+    async (request, extra): Promise<CreateMessageResult> => {
+      const call = deps.current();
+      const refuse = (reason: string) =>
+        new ClientRequestError(SAMPLING_REJECTED, `Navi refused to sample: ${reason}`);
+      if (!call) throw refuse(`${NO_CALL_WAITING}, so nobody can approve it`);
+      const confirm = call.origin.confirm;
+      if (!confirm) throw refuse('this call cannot ask anyone to approve it');
+      if (!deps.sampler) throw refuse('Navi has no model for servers to use');
+      const params = request.params;
+      if (params.tools || params.toolChoice)
+        throw new ClientRequestError(
+          ErrorCode.InvalidParams,
+          'Navi offers no tools in sampling; send the request without tools',
+        );
+      const messages = samplingMessages(params);
+      const maxTokens = Math.max(1, Math.min(params.maxTokens, SAMPLING_LIMITS.maxTokens));
+      const stopSequences = params.stopSequences ?? [];
+      if (stopSequences.length > SAMPLING_LIMITS.stopSequences)
+        throw new ClientRequestError(
+          ErrorCode.InvalidParams,
+          `${stopSequences.length} stop sequences; Navi takes at most ${SAMPLING_LIMITS.stopSequences}`,
+        );
+      call.samplings += 1;
+      const hints = (params.modelPreferences?.hints ?? [])
+        .map((h) => h.name)
+        .filter((n): n is string => typeof n === 'string');
+      const args: SamplingConfirmArgs = {
+        server: deps.server,
+        ...(params.systemPrompt ? { system_prompt: params.systemPrompt } : {}),
+        messages: messages.map((m) => ({
+          role: m.role,
+          text: m.images?.length
+            ? `${m.text}${m.text ? ' ' : ''}${'[image] '.repeat(m.images.length).trim()}`
+            : m.text,
+        })),
+        max_tokens: maxTokens,
+        ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+        ...(hints.length > 0 ? { model_hints: hints } : {}),
+      };
+      const answer = await confirm({
+        callId: `${call.origin.callId ?? 'call'}/sampling/${call.samplings}`,
+        tool: MCP_SAMPLING_TOOL,
+        args: args as unknown as Record<string, unknown>,
+      });
+      if (!answer.approved) throw refuse(`the person did not allow it (${answer.reason})`);
+      const signal = AbortSignal.any([extra.signal, call.signal]);
+      try {
+        const reply = await deps.sampler({
+          messages,
+          maxTokens,
+          signal,
+          ...(params.systemPrompt ? { systemPrompt: params.systemPrompt } : {}),
+          ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+          ...(stopSequences.length > 0 ? { stopSequences } : {}),
+        });
+        return {
+          role: 'assistant',
+          content: { type: 'text', text: reply.text },
+          model: reply.model,
+          stopReason: reply.stopReason,
+        };
+      } catch (err) {
+        const why = signal.aborted ? reasonOf(signal, 'the call ended') : (err as Error).message;
+        throw new ClientRequestError(ErrorCode.InternalError, `Navi's model could not answer: ${why}`);
+      }
+    },
+  );
+}
+
+/** The request's messages as text and images, within Navi's bounds; anything else is refused. */
+function samplingMessages(params: CreateMessageRequest['params']): SamplingMessage[] {
+  const invalid = (why: string) => new ClientRequestError(ErrorCode.InvalidParams, why);
+  if (params.messages.length === 0) throw invalid('the request has no messages');
+  if (params.messages.length > SAMPLING_LIMITS.messages)
+    throw invalid(`${params.messages.length} messages; Navi takes at most ${SAMPLING_LIMITS.messages}`);
+  let chars = params.systemPrompt?.length ?? 0;
+  let images = 0;
+  const out = params.messages.map((message, i): SamplingMessage => {
+    const blocks = Array.isArray(message.content) ? message.content : [message.content];
+    const texts: string[] = [];
+    const pictures: string[] = [];
+    for (const block of blocks) {
+      if (block.type === 'text') texts.push(block.text);
+      else if (block.type === 'image') {
+        if (block.data.length > SAMPLING_LIMITS.imageChars)
+          throw invalid(
+            `message ${i + 1} has an image larger than Navi takes (${SAMPLING_LIMITS.imageChars} base64 characters)`,
+          );
+        pictures.push(block.data);
+      } else
+        throw invalid(`message ${i + 1} has ${block.type} content; Navi's model reads only text and images`);
+    }
+    images += pictures.length;
+    const text = texts.join('\n');
+    chars += text.length;
+    return { role: message.role, text, ...(pictures.length > 0 ? { images: pictures } : {}) };
+  });
+  if (chars > SAMPLING_LIMITS.maxChars)
+    throw invalid(`the messages hold ${chars} characters; Navi takes at most ${SAMPLING_LIMITS.maxChars}`);
+  if (images > SAMPLING_LIMITS.images)
+    throw invalid(`the messages hold ${images} images; Navi takes at most ${SAMPLING_LIMITS.images}`);
+  return out;
+}
