@@ -65,6 +65,30 @@ const stdioSchema = z
   })
   .strict();
 
+const oauthText = (what: string, max: number) =>
+  z
+    .string({ message: `must be a string (${what})` })
+    .trim()
+    .min(1, { message: `must not be empty (${what}); leave the field out instead` })
+    .max(max, { message: `must be at most ${max} characters (${what})` });
+
+/** How Navi identifies itself to the server's authorisation server (docs/mcp.md#oauth). */
+const oauthSchema = z
+  .object({
+    client_id: oauthText('a client id registered with the authorisation server', 512).optional(),
+    client_secret: oauthText('its secret, or a vault reference {{secret:<id>.<field>}}', 2048).optional(),
+    scope: oauthText('space-separated scopes', 1024).optional(),
+    client_metadata_url: oauthText("the https URL of Navi's client-ID metadata document", 2048)
+      .refine((v) => safeProtocol(v) === 'https:' && new URL(v).pathname !== '/', {
+        message: 'accepts an https:// URL with a path (where the client-ID metadata document is published)',
+      })
+      .optional(),
+  })
+  .strict()
+  .refine((o) => o.client_secret === undefined || o.client_id !== undefined, {
+    message: 'client_secret needs the client_id it belongs to',
+  });
+
 const httpSchema = z
   .object({
     ...common,
@@ -73,6 +97,7 @@ const httpSchema = z
       .trim()
       .refine((v) => /^https?:$/.test(safeProtocol(v)), { message: 'accepts an http:// or https:// URL' }),
     headers: stringMap.default({}),
+    oauth: oauthSchema.optional(),
   })
   .strict();
 
@@ -166,7 +191,13 @@ export function parseServerConfig(text: string, file: string, options: ParseOpti
       ...(c.cwd !== undefined && { cwd: resolve(c.cwd) }),
     };
   }
-  return { ...base, transport: 'http', url: c.url, headers: c.headers };
+  const oauth = c.oauth && {
+    ...(c.oauth.client_id !== undefined && { clientId: c.oauth.client_id }),
+    ...(c.oauth.client_secret !== undefined && { clientSecret: c.oauth.client_secret }),
+    ...(c.oauth.scope !== undefined && { scope: c.oauth.scope }),
+    ...(c.oauth.client_metadata_url !== undefined && { clientMetadataUrl: c.oauth.client_metadata_url }),
+  };
+  return { ...base, transport: 'http', url: c.url, headers: c.headers, ...(oauth && { oauth }) };
 }
 
 /** Reads every `*.json` of `dir` (a missing folder holds no servers). Names must be unique. */

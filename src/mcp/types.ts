@@ -42,6 +42,20 @@ export interface HttpServerConfig extends ServerConfigBase {
   transport: 'http';
   url: string;
   headers: Record<string, string>;
+  /** How Navi identifies itself when the server asks for OAuth (docs/mcp.md#oauth). */
+  oauth?: McpOAuthConfig;
+}
+
+/** The `oauth` block of an HTTP server's config; every field is optional. */
+export interface McpOAuthConfig {
+  /** A client id registered with the authorisation server by hand (no dynamic registration). */
+  clientId?: string;
+  /** Its secret, or a vault reference `{{secret:<id>.<field>}}` to it. */
+  clientSecret?: string;
+  /** Scopes to ask for when the server names none (space-separated). */
+  scope?: string;
+  /** An https URL where Navi's client-ID metadata document is published. */
+  clientMetadataUrl?: string;
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;

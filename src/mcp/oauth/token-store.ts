@@ -24,4 +24,8 @@ export interface McpTokenStore {
   save(server: string, record: McpOAuthRecord): void;
   /** Forgets everything kept for the server; nothing happens when there was nothing. */
   remove(server: string): void;
+  /** Throws, saying why and what to do, when nothing can be stored now (a locked vault). */
+  assertUsable?(): void;
+  /** The value of a vault reference `{{secret:<id>.<field>}}` (a config's client_secret). */
+  resolveReference?(reference: string, purpose: string): string;
 }
