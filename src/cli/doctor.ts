@@ -19,6 +19,7 @@ import type { SecretMasker } from '../util/secret-masker.js';
 import { vaultOptions } from '../vault/index.js';
 import { checkDataLocation } from './data.js';
 import { usesPostgres } from './data-files.js';
+import { mcpChecks } from './doctor-mcp.js';
 import { DoctorNotes } from './doctor-notes.js';
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -150,23 +151,7 @@ export async function checkServices(services: NaviServices): Promise<CheckResult
       ready.then(() => false),
       new Promise<boolean>((resolve) => setTimeout(resolve, MCP_TIMEOUT_MS, true).unref()),
     ]);
-    for (const error of services.mcp.errors()) {
-      results.push({ name: `mcp config ${error.file}`, level: 'fail', detail: error.error });
-    }
-    for (const s of services.mcp.status()) {
-      const level: CheckLevel =
-        s.state === 'ready'
-          ? 'ok'
-          : s.state === 'disabled' || s.state === 'awaiting_approval'
-            ? 'warn'
-            : 'fail';
-      const tail = s.last_error ? `; last error: ${s.last_error}` : '';
-      results.push({
-        name: `mcp ${s.name}`,
-        level,
-        detail: `${s.state} (${s.transport}, ${s.tool_count} tools)${tail}`,
-      });
-    }
+    results.push(...mcpChecks(services.mcp.errors(), services.mcp.status()));
     if (timedOut) {
       results.push({
         name: 'mcp',

@@ -1,6 +1,6 @@
 /**
- * The three MCP tools: mcp_status, test_mcp_tool and create_mcp_server (scaffold, approval
- * path, generated server answering tools/list and calls).
+ * The MCP tools: mcp_status, test_mcp_tool and create_mcp_server (scaffold, approval path,
+ * generated server answering tools/list and calls); read_mcp_resource has read-resource.test.ts.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,14 +54,21 @@ describe('MCP tools', () => {
     return runValidated(tool, params, ctx);
   };
 
-  it('exports the three tools', () => {
-    expect([...tools.keys()]).toEqual(['mcp_status', 'test_mcp_tool', 'create_mcp_server']);
+  it('exports the four tools', () => {
+    expect([...tools.keys()]).toEqual([
+      'mcp_status',
+      'test_mcp_tool',
+      'create_mcp_server',
+      'read_mcp_resource',
+    ]);
   });
 
   it('mcp_status reports servers and skipped config files', async () => {
     const all = await run('mcp_status', {});
     expect(all.success).toBe(true);
-    expect(all.output).toMatch(/- everything \[stdio\] ready, \d+ tools, up \d+s, pid \d+, last error: none/);
+    expect(all.output).toMatch(
+      /- everything \[stdio\] ready, \d+ tools, \d+ resources, \d+ prompts, up \d+s, pid \d+, last error: none/,
+    );
     expect(all.output).toContain('config bad.json skipped: needs "command"');
     const one = await run('mcp_status', { server: 'everything' });
     expect(one.output).toContain('mcp__everything__echo');

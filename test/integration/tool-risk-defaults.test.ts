@@ -28,6 +28,7 @@ const SHIPPED: Record<string, [string, Action, Action]> = {
   mcp_status: ['meta', 'silent', 'silent'],
   memory: ['memory', 'log', 'log'],
   process: ['runtime', 'log', 'confirm'],
+  read_mcp_resource: ['meta', 'silent', 'silent'],
   reflect: ['agents', 'silent', 'silent'],
   reload_tools: ['meta', 'log', 'log'],
   schedule_recall: ['schedule', 'log', 'log'],

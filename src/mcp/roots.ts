@@ -1,0 +1,36 @@
+/**
+ * The roots Navi offers MCP servers (docs/mcp.md#roots-resources-and-prompts): the folders of
+ * FS_ALLOWED_PATHS as `file://` URIs. A server that asks (`roots/list`) learns where the person
+ * lets Navi work, and a file server that honours roots narrows itself to them.
+ *
+ * `FS_ALLOWED_PATHS=*` offers no roots at all. It sets no bound, and `file:///` would not mean
+ * "no bound" to a server: a file server started on one folder replaces its folders by the
+ * client's roots, so offering `/` would widen it to the whole machine. With no roots every
+ * server keeps the folders its own config gives it.
+ */
+import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ListRootsRequestSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+
+export type { Root as McpRoot } from '@modelcontextprotocol/sdk/types.js';
+
+/** The roots of FS_ALLOWED_PATHS (relative paths resolved against `cwd`), without duplicates. */
+export function rootsOfAllowedPaths(paths: readonly string[], cwd = process.cwd()): Root[] {
+  if (paths.includes('*')) return [];
+  const roots = new Map<string, Root>();
+  for (const path of paths) {
+    const absolute = resolve(cwd, path);
+    const uri = pathToFileURL(absolute).href;
+    if (!roots.has(uri)) roots.set(uri, { uri, name: basename(absolute) || absolute });
+  }
+  return [...roots.values()];
+}
+
+/**
+ * Answers the server's `roots/list` with what `source` returns at that moment. The client must
+ * declare the `roots` capability, or the SDK refuses the handler.
+ */
+export function answerRoots(client: Client, source: () => Root[]): void {
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: source() }));
+}
