@@ -10,6 +10,20 @@ export type SecretType = (typeof SECRET_TYPES)[number];
 export const SECRET_STATUSES = ['actual', 'outdated', 'archived'] as const;
 export type SecretStatus = (typeof SECRET_STATUSES)[number];
 
+/** The tag of the vault secrets in which Navi keeps the OAuth tokens of MCP servers. */
+export const MCP_OAUTH_TAG = 'navi-mcp-oauth';
+
+/**
+ * Tags of the records Navi keeps in the vault for itself. The gnexus-creds tools treat a secret
+ * carrying one as nonexistent and refuse to give one to a secret; the Vault page shows them.
+ */
+export const NAVI_INTERNAL_TAGS: readonly string[] = [MCP_OAUTH_TAG];
+
+/** Whether a secret's tags mark it as one of Navi's own records (tags compare case-insensitively). */
+export function isNaviInternal(tags: readonly string[]): boolean {
+  return tags.some((t) => NAVI_INTERNAL_TAGS.includes(t.trim().toLowerCase()));
+}
+
 /** Field names: what a reference can name without quoting. */
 export const FIELD_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

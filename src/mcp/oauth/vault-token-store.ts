@@ -6,13 +6,14 @@
  * Records are read from the vault once and kept in memory: the SDK asks for the tokens on
  * every request, and every read of a secret field is an audit entry.
  */
-import { parseSecretReference } from '../../protocol/vault.js';
+import { MCP_OAUTH_TAG, parseSecretReference } from '../../protocol/vault.js';
 import type { Vault } from '../../vault/types.js';
 import { VaultError } from '../../vault/types.js';
 import type { McpOAuthRecord, McpTokenStore } from './token-store.js';
 
 /** The tag of the vault secrets that hold MCP OAuth records (hidden from gnexus-creds' tools). */
-export const MCP_OAUTH_TAG = 'navi-mcp-oauth';
+export { MCP_OAUTH_TAG };
+
 const FIELD = 'record';
 
 export function oauthSecretName(server: string): string {

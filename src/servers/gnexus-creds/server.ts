@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Vault } from '../../vault/types.js';
 import { type ShippedToolServer, shippedToolServer } from '../common/run-server.js';
+import { agentVault } from './agent-vault.js';
 import { archiveSecretTool } from './tools/archive-secret.js';
 import { createSecretTool } from './tools/create-secret.js';
 import { getSecretTool } from './tools/get-secret.js';
@@ -27,7 +28,8 @@ export function vaultFolder(env: NodeJS.ProcessEnv, cwd = process.cwd()): string
 }
 
 export function createGnexusCredsServer(vault: Vault): ShippedToolServer {
-  const deps = { vault };
+  // The tools see the vault without the records Navi keeps there for itself.
+  const deps = { vault: agentVault(vault) };
   const tools = [
     searchSecretsTool(deps),
     getSecretTool(deps),
