@@ -61,6 +61,22 @@ export const errorTable = {
     message: 'That recall has already finished or been cancelled; it has nothing left to cancel or skip',
   },
   INVALID_FACT: { status: 400, message: 'The memory fact is not valid' },
+  // OAuth of MCP servers reached over HTTP (docs/mcp.md#oauth); the server adds the reason.
+  MCP_NOT_HTTP: {
+    status: 400,
+    message:
+      'Only an MCP server reached over HTTP (a config with a url) signs in with OAuth; this one runs as a command on this machine',
+  },
+  MCP_AUTH_FAILED: { status: 400, message: 'Navi could not be authorised at the MCP server' },
+  MCP_ALREADY_AUTHORIZED: { status: 409, message: 'The MCP server is already authorised' },
+  MCP_AUTH_SERVER_FAILED: {
+    status: 502,
+    message: 'The MCP server or its authorisation server did not answer as OAuth needs',
+  },
+  MCP_TOKENS_UNAVAILABLE: {
+    status: 503,
+    message: 'Navi has nowhere to keep OAuth tokens now (the vault is off or locked)',
+  },
   // The secrets vault (REST /vault/...). The server adds the vault's own sentence, which says
   // what was wrong and what to do.
   VAULT_INVALID: { status: 400, message: 'The vault refused the request' },

@@ -1,7 +1,7 @@
 /**
  * /agents/mcp: the state of each configured MCP server (what `mcp_status` and `navi doctor`
  * show), a restart of one server, and a reload of MCP_SERVERS_DIR without a restart of Navi
- * (docs/mcp.md#http-endpoints-and-navi-doctor).
+ * (docs/mcp.md#http-endpoints-and-navi-doctor); OAuth's routes are in mcp-oauth.ts.
  * A reload never starts an agent-written server the user has not approved.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -10,6 +10,7 @@ import type { McpReloadReport, McpServerStatus } from '../../mcp/types.js';
 import type { McpStatusView } from '../../protocol/rest.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { mcpOAuthRoutes } from './mcp-oauth.js';
 
 /** `GET /agents/mcp`: the manager's statuses are the wire shape itself. */
 export type McpStatusBody = McpStatusView;
@@ -34,7 +35,10 @@ async function answerFor(action: Promise<McpServerStatus>): Promise<McpServerSta
   }
 }
 
-export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, { services }) => {
+export const mcpRoutes: FastifyPluginAsync<ServerContext> = async (app, context) => {
+  const { services } = context;
+  // Connect, the OAuth callback and Revoke (docs/mcp.md#oauth).
+  await app.register(mcpOAuthRoutes, context);
   const manager = () => {
     if (!services.mcp) throw new ApiError('NOT_FOUND', 'MCP support is not enabled');
     return services.mcp;
