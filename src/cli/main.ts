@@ -18,7 +18,8 @@ const USAGE = `Usage: navi <command>
 
 Commands:
   serve    start the Navi server (same as npm start)
-  mcp      serve Navi as an MCP server over stdio, for an MCP host to start (docs/mcp-server.md)
+  mcp      serve Navi as an MCP server over stdio, for an MCP host to start (docs/mcp-server.md);
+           mcp login <server>: authorise the running Navi at an MCP server that asks for OAuth
   pair     print a one-time link that lets a browser use Navi and approve what the agent does
            (--unpair-all: forget every paired browser)
   doctor   check the LLM backend, the database, tools and MCP servers; exit 0 only when all is well

@@ -3,7 +3,8 @@
  * (docs/mcp-server.md#over-stdio-navi-mcp). It opens the same database as `navi serve` (with
  * SQLite, the same file, so its sessions show in the web client) and runs the agent with a run
  * registry of its own; it listens on no port, fires no recalls and builds no web client.
- * Stdout is the protocol: every log line goes to stderr.
+ * Stdout is the protocol: every log line goes to stderr. `navi mcp login` is another thing:
+ * the OAuth sign-in of the running Navi at an MCP server (mcp-login.ts).
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createLogger } from '../config/logger.js';
@@ -12,9 +13,12 @@ import { createNaviMcpServer } from '../server/navi-mcp/server.js';
 import { keepRunningOnStrayErrors, type StartEnvironment, startServices } from './start-services.js';
 
 const MCP_USAGE = `Usage: navi mcp
+       navi mcp login <server>
 
-Serves Navi as an MCP server over stdio (stdin and stdout carry the protocol; logs go to stderr).
-An MCP host starts it as a command; see docs/mcp-server.md.`;
+navi mcp serves Navi as an MCP server over stdio (stdin and stdout carry the protocol; logs go
+to stderr). An MCP host starts it as a command; see docs/mcp-server.md.
+navi mcp login authorises the running Navi at an MCP server that asks for OAuth (navi mcp login
+help; docs/mcp.md#oauth).`;
 
 /** How long shutdown lets active runs save before closing the stores. */
 const RUN_GRACE_MS = 3000;
@@ -26,6 +30,11 @@ export async function runMcp(
   argv: readonly string[],
   start: StartEnvironment,
 ): Promise<number> {
+  // A person at a terminal, not an MCP host: it talks to the running Navi and prints as usual.
+  if (argv[0] === 'login') {
+    const { runMcpLogin } = await import('./mcp-login.js');
+    return runMcpLogin(settings, argv.slice(1), process);
+  }
   if (argv.length > 0) {
     const help = argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h';
     // Help goes to stderr too: a host that passed a stray argument must not read it as protocol.
