@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compare, parseBaseline } from './baseline.js';
+import { compare, parseBaseline, parseClientBaseline } from './baseline.js';
 
 describe('conformance baseline', () => {
   it('reads the checked-in baseline, every entry with a reason', () => {
@@ -36,6 +36,45 @@ describe('conformance baseline', () => {
       'server-sse-multiple-streams',
     ])
       expect(baseline.has(scenario)).toBe(false);
+  });
+
+  it("reads Navi's client baseline, which never lets the core client scenarios fail", () => {
+    const baseline = parseClientBaseline(
+      readFileSync(join(import.meta.dirname, 'navi-client.baseline.yml'), 'utf8'),
+      'navi-client.baseline.yml',
+    );
+    // Initialisation, a tool call, SSE resumption and elicitation defaults are what every server
+    // Navi connects to relies on: a failure of these is a bug in Navi's client.
+    for (const scenario of ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'])
+      expect(baseline.has(scenario)).toBe(false);
+    for (const [scenario, reason] of baseline) expect(reason, scenario).toMatch(/\w{3,}.*\w{3,}/);
+  });
+
+  it('reads a client baseline: entries with their reasons, or an empty list', () => {
+    const text = '# why\nclient:\n  - auth/a  # reason a\n\n  # more\n  - b-c  #  reason b\n';
+    expect([...parseClientBaseline(text)]).toEqual([
+      ['auth/a', 'reason a'],
+      ['b-c', 'reason b'],
+    ]);
+    expect(parseClientBaseline('# nothing fails\nclient: []\n').size).toBe(0);
+  });
+
+  it.each([
+    ['an entry without a reason', 'client:\n  - initialize\n'],
+    ['an entry outside client:', '  - initialize  # because\n'],
+    ['a map instead of a list', 'client:\n  initialize: because\n'],
+    ['a server section', 'server:\n  - ping  # because\n'],
+    ['a duplicate', 'client:\n  - a  # x\n  - a  # y\n'],
+    ['entries after an empty list', 'client: []\n  - a  # x\n'],
+  ])('refuses a client baseline with %s, naming the line', (_, text) => {
+    expect(() => parseClientBaseline(text, 'c.yml')).toThrow(/^c\.yml:\d+: /);
+  });
+
+  it.each([
+    ['no client section', '# nothing\n'],
+    ['an empty client: list, which the suite cannot read', 'client:\n# none\n'],
+  ])('refuses a client baseline with %s', (_, text) => {
+    expect(() => parseClientBaseline(text, 'c.yml')).toThrow(/^c\.yml: .*client: \[\]/);
   });
 
   it.each([

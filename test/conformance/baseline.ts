@@ -1,7 +1,8 @@
 /**
- * The conformance baseline: the scenarios a server is expected to fail, each with the reason.
- * The file is a flat YAML map under `server:`, one `scenario: reason` line per entry (comments
- * and blank lines allowed), which this reads without a YAML library and refuses anything else.
+ * The conformance baselines: the scenarios a server (or Navi's client) is expected to fail, each
+ * with the reason. A server's file is a flat YAML map under `server:`, one `scenario: reason` line
+ * per entry (comments and blank lines allowed), which this reads without a YAML library and
+ * refuses anything else; the client's is described at `parseClientBaseline`.
  */
 
 export type Baseline = ReadonlyMap<string, string>;
@@ -27,6 +28,38 @@ export function parseBaseline(text: string, file = 'baseline'): Baseline {
     if (entries.has(scenario)) throw new Error(`${where}: ${scenario} is listed twice`);
     entries.set(scenario, reason);
   });
+  return entries;
+}
+
+/**
+ * Parses a client baseline, the YAML the suite's own `--expected-failures` reads: a list under
+ * `client:`, one `  - scenario  # why it is expected to fail` line per entry (the reason is a
+ * comment there, since the suite takes only names), or `client: []` when nothing is expected
+ * to fail. Throws an Error naming the line that is anything else.
+ */
+export function parseClientBaseline(text: string, file = 'baseline'): Baseline {
+  const entries = new Map<string, string>();
+  let section: 'none' | 'list' | 'empty' = 'none';
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.replace(/\s+$/, '');
+    const where = `${file}:${index + 1}`;
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+    if (section === 'none' && (line === 'client:' || line === 'client: []')) {
+      section = line === 'client:' ? 'list' : 'empty';
+      return;
+    }
+    const entry = line.match(/^ {2}- ([a-z0-9][\w./-]*)\s+#\s*(\S.*)$/);
+    if (section !== 'list' || !entry)
+      throw new Error(
+        `${where}: expected "  - scenario-name  # why it is expected to fail" under "client:", found ${JSON.stringify(raw)}`,
+      );
+    const [, scenario = '', reason = ''] = entry;
+    if (entries.has(scenario)) throw new Error(`${where}: ${scenario} is listed twice`);
+    entries.set(scenario, reason);
+  });
+  if (section === 'none') throw new Error(`${file}: no "client:" list (write "client: []" when it is empty)`);
+  if (section === 'list' && entries.size === 0)
+    throw new Error(`${file}: "client:" lists nothing, which the suite cannot read; write "client: []"`);
   return entries;
 }
 

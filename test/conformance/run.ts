@@ -3,7 +3,8 @@
  * gnexus-creds, navi-ui, navi-3d, as Streamable HTTP on a free loopback port, and Navi itself,
  * a real `navi serve` whose `/mcp` is checked; targets.ts), runs the server scenarios of
  * @modelcontextprotocol/conformance against it, and compares the failures with the server's
- * baseline (`<server>.baseline.yml`). Exit code 1 on any failure a baseline does not list;
+ * baseline (`<server>.baseline.yml`). Then the suite's client scenarios check Navi's own MCP
+ * client (client-suite.ts, against `navi-client.baseline.yml`). Exit code 1 on any failure a baseline does not list;
  * baseline entries that pass now are named so they can be removed. Nothing leaves the machine:
  * the scenarios only talk to the local server, and they call none of its tools. Each server
  * writes only in a temporary folder of its run (gnexus-creds a new vault, Navi a new database).
@@ -13,6 +14,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compare, parseBaseline, type ScenarioResult } from './baseline.js';
+import { CLIENT_TARGET, checkClient } from './client-suite.js';
 import { repoRoot, type Target, targets } from './targets.js';
 
 const cli = join(repoRoot, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -133,19 +135,19 @@ async function main(): Promise<number> {
     console.error(`conformance: ${cli} is missing; run npm ci to install the devDependencies.`);
     return 1;
   }
-  // `npm run conformance -- navi-ui navi` checks only the servers named.
+  // `npm run conformance -- navi-ui navi` checks only the servers named; `navi-client`, Navi's client.
   const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((name) => !targets.some((t) => t.name === name));
+  const known = [...targets.map((t) => t.name), CLIENT_TARGET];
+  const unknown = wanted.filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    console.error(
-      `conformance: no server named ${unknown.join(', ')}; known: ${targets.map((t) => t.name).join(', ')}.`,
-    );
+    console.error(`conformance: no server named ${unknown.join(', ')}; known: ${known.join(', ')}.`);
     return 1;
   }
   let ok = true;
   // One after the other: each run is short, and their output stays apart.
   for (const target of targets)
     if (wanted.length === 0 || wanted.includes(target.name)) ok = (await check(target)) && ok;
+  if (wanted.length === 0 || wanted.includes(CLIENT_TARGET)) ok = (await checkClient()) && ok;
   return ok ? 0 : 1;
 }
 
