@@ -3,19 +3,28 @@
  * pagination, watches it (exit, transport close, ping timeout) and restarts it with
  * exponential back-off while it is down. The manager turns its tools into registry entries.
  */
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
+  type ReadResourceResult,
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { SESSION_META_KEY } from '../protocol/mcp-meta.js';
 import type { ToolContext } from '../tools/types.js';
+import { type CatalogPart, type McpResourceTemplateInfo, refreshCatalog, watchCatalog } from './catalog.js';
+import { handleClientRequests, type InFlightCall } from './client-requests.js';
 import { serverEnvironment } from './env.js';
+import { describeFailure, failureWatchingFetch, type HttpFailure, isAuthFailure } from './http-failure.js';
 import { limitedFetch } from './limited-fetch.js';
+import { type NaviOAuthProvider, tokenFacts } from './oauth/provider.js';
+import type { McpOAuthRecord } from './oauth/token-store.js';
+import { answerRoots, type McpRoot } from './roots.js';
+import type { McpSampler } from './sampler.js';
 import { NaviStdioTransport } from './stdio-transport.js';
 import type {
   McpAuthInfo,
@@ -32,6 +41,12 @@ export interface ConnectionDeps {
   /** Called after each successful tools/list (connect, list_changed). */
   onTools(connection: McpConnection): void;
   onState(connection: McpConnection): void;
+  /** The roots offered to a server that asks (roots.ts); none without it. */
+  roots?: () => McpRoot[];
+  /** The OAuth provider of an HTTP server that holds tokens (oauth/authorizer.ts). */
+  authProvider?: (connection: McpConnection) => NaviOAuthProvider | undefined;
+  /** Answers a server's sampling requests once the person approves; refused without it. */
+  sampler?: McpSampler;
 }
 
 const MAX_PAGES = 100;
@@ -60,10 +75,19 @@ export class McpConnection {
   resourceCount = 0;
   prompts: McpPromptInfo[] = [];
   promptCount = 0;
+  /** Kept for `mcp_status` and `read_mcp_resource`; not part of the wire status. */
+  resourceTemplates: McpResourceTemplateInfo[] = [];
+  resourceTemplateCount = 0;
+  offersResources = false;
+  private catalogListing: Promise<void> = Promise.resolve();
   /** OAuth state of an HTTP server; null when it never asked for authorisation. */
   auth: McpAuthInfo | null = null;
   /** The real cause of the last failure: an HTTP status with a body summary where there was one. */
   lastError: string | null = null;
+  /** The last failed answer of an HTTP server's endpoint; cleared by a successful one. */
+  lastFailure: HttpFailure | undefined;
+  /** The scope the server's last 401/403 asked for, to ask for it when the person authorises. */
+  wantedScope: string | undefined;
   restarts = 0;
   nextRestartAt: number | null = null;
 
@@ -76,6 +100,10 @@ export class McpConnection {
   private pingTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private stderrTail: string[] = [];
+  private currentProvider: NaviOAuthProvider | undefined;
+  private useStoredTokens: boolean;
+  /** Calls in flight, oldest first: a server's request goes to the newest (client-requests.ts). */
+  private readonly inFlight: InFlightCall[] = [];
   private readonly log: Logger;
 
   constructor(
@@ -83,6 +111,7 @@ export class McpConnection {
     private readonly deps: ConnectionDeps,
   ) {
     this.log = deps.logger.child({ mcp_server: config.name });
+    this.useStoredTokens = config.transport === 'http' && config.oauth !== undefined;
   }
 
   get pid(): number | null {
@@ -134,6 +163,14 @@ export class McpConnection {
     const forward = () => local.abort(signal.reason);
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
+    // Not `local`: aborting that after the call would send the server a needless cancellation.
+    const ended = new AbortController();
+    const flight: InFlightCall = {
+      origin: caller,
+      signal: AbortSignal.any([local.signal, ended.signal]),
+      samplings: 0,
+    };
+    this.inFlight.push(flight);
     try {
       const meta =
         this.config.shipped && caller.sessionId !== undefined
@@ -148,12 +185,36 @@ export class McpConnection {
         const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
         throw new Error(`call to ${tool} on MCP server ${this.config.name} was stopped (${reason})`);
       }
+      if (generation === this.generation && this.needsAuthorization(err)) {
+        this.markNeedsAuth(generation);
+        throw new Error(
+          `MCP server ${this.config.name} refused the call: ${this.lastError}. The call can be made once the person has authorised Navi.`,
+        );
+      }
       if (generation !== this.generation) {
         throw new Error(
           `MCP server ${this.config.name} went down during the call (${this.lastError}); it is restarting`,
         );
       }
       throw err;
+    } finally {
+      signal.removeEventListener('abort', forward);
+      this.inFlight.splice(this.inFlight.indexOf(flight), 1);
+      ended.abort(new Error(`the call to ${tool} ended`));
+    }
+  }
+
+  /** Reads one resource (`resources/read`); throws `McpUnavailableError` when not ready. */
+  async readResource(uri: string, signal: AbortSignal, timeoutMs: number): Promise<ReadResourceResult> {
+    const client = this.client;
+    if (this.state !== 'ready' || !client) throw new McpUnavailableError(this.unavailableMessage());
+    // As in `call`: a local signal, so the caller's does not collect the SDK's listeners.
+    const local = new AbortController();
+    const forward = () => local.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    try {
+      return await client.readResource({ uri }, { signal: local.signal, timeout: timeoutMs });
     } finally {
       signal.removeEventListener('abort', forward);
     }
@@ -169,6 +230,8 @@ export class McpConnection {
     }
     if (this.state === 'connecting')
       return `MCP server ${name} is (re)starting (last error: ${last}); try again shortly`;
+    if (this.state === 'needs_auth')
+      return `MCP server ${name} waits for the person to authorise Navi (${last}); ask them to do that, then try again`;
     return `MCP server ${name} is not running (${this.state})`;
   }
 
@@ -176,15 +239,33 @@ export class McpConnection {
     const generation = ++this.generation;
     this.nextRestartAt = null;
     this.setState('connecting');
-    const client = new Client({ name: 'navi', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client(
+      { name: 'navi', version: '0.1.0' },
+      { capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} } },
+    );
     const transport = this.createTransport();
-    client.onclose = () => this.markDown(this.closeReason(transport), generation);
+    client.onclose = () => {
+      if (!this.needsAuthorization(undefined)) return this.markDown(this.closeReason(transport), generation);
+      // A refused connect is settled by its own catch, which may try stored tokens first.
+      if (this.state !== 'connecting') this.markNeedsAuth(generation);
+    };
     client.onerror = (err) => {
       if (generation === this.generation) this.log.debug({ err: err.message }, 'MCP transport error');
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (generation === this.generation && this.state === 'ready')
         await this.refreshTools(client, generation);
+    });
+    watchCatalog(client, async (part) => {
+      if (generation === this.generation && this.state === 'ready')
+        await this.listCatalog(client, generation, [part]);
+    });
+    answerRoots(client, () => this.deps.roots?.() ?? []);
+    handleClientRequests(client, {
+      server: this.config.name,
+      current: () => this.inFlight.at(-1),
+      log: this.log,
+      ...(this.deps.sampler && { sampler: this.deps.sampler }),
     });
     this.client = client;
     this.transport = transport;
@@ -193,26 +274,53 @@ export class McpConnection {
       const tools = await this.listAllTools(client);
       if (generation !== this.generation) return;
       this.tools = tools;
+      await this.listCatalog(client, generation, ['resources', 'prompts']);
+      if (generation !== this.generation) return;
       this.readySince = Date.now();
+      this.authorized();
       this.setState('ready');
       this.deps.onTools(this);
       this.schedulePing(client, generation);
       this.log.info({ tools: tools.length }, 'MCP server ready');
     } catch (err) {
+      if (this.needsAuthorization(err)) {
+        if (generation !== this.generation) return;
+        if (!this.currentProvider && !this.useStoredTokens && this.deps.authProvider?.(this)) {
+          // Tokens from an earlier authorisation are stored: try them before asking the person.
+          this.useStoredTokens = true;
+          // Connecting again moves the generation on first, so closing the old client is quiet.
+          const retry = this.connect();
+          void client.close().catch(() => undefined);
+          return retry;
+        }
+        return this.markNeedsAuth(generation);
+      }
       const reason = err instanceof Error ? err.message : String(err);
       const exit = transport instanceof NaviStdioTransport ? transport.exitReason : undefined;
-      this.markDown(exit ? this.closeReason(transport) : `could not connect: ${reason}`, generation);
+      // The transport's own message for a refused request is a bare status or "fetch failed".
+      const http = this.httpFailureText();
+      this.markDown(exit ? this.closeReason(transport) : `could not connect: ${http ?? reason}`, generation);
     }
   }
 
   private createTransport(): Transport {
     const c = this.config;
     if (c.transport === 'http') {
+      this.lastFailure = undefined;
+      // The vault is only opened for a server that asks for OAuth (or is configured for it).
+      const provider = this.useStoredTokens ? this.deps.authProvider?.(this) : undefined;
+      this.currentProvider = provider;
+      const watched = failureWatchingFetch(fetch, c.url, (failure) => {
+        this.lastFailure = failure;
+      });
       return new StreamableHTTPClientTransport(new URL(c.url), {
         requestInit: { headers: c.headers },
-        fetch: limitedFetch(c.maxMessageBytes, (bytes) =>
-          this.log.warn({ bytes, limit: c.maxMessageBytes }, 'dropped an oversized MCP message'),
+        fetch: limitedFetch(
+          c.maxMessageBytes,
+          (bytes) => this.log.warn({ bytes, limit: c.maxMessageBytes }, 'dropped an oversized MCP message'),
+          watched,
         ),
+        ...(provider && { authProvider: provider }),
       });
     }
     this.stderrTail = [];
@@ -234,7 +342,66 @@ export class McpConnection {
       const tail = this.stderrTail.join(' | ').slice(-500);
       return `process ${transport.exitReason}${tail ? `; stderr: ${tail}` : ''}`;
     }
-    return 'connection closed';
+    return this.httpFailureText() ?? 'connection closed';
+  }
+
+  private httpFailureText(): string | undefined {
+    const c = this.config;
+    return c.transport === 'http' && this.lastFailure ? describeFailure(this.lastFailure, c.url) : undefined;
+  }
+
+  /** Whether a failure means the person must authorise Navi (again) before anything works. */
+  private needsAuthorization(err: unknown): boolean {
+    if (this.config.transport !== 'http') return false;
+    return err instanceof UnauthorizedError || isAuthFailure(this.lastFailure);
+  }
+
+  /**
+   * The server refused Navi's authorisation (401, or 403 for a scope not granted): it waits for
+   * the person, with no restarts; authorising or revoking reconnects it.
+   */
+  private markNeedsAuth(generation: number): void {
+    if (generation !== this.generation || this.stopped) return;
+    this.generation++;
+    this.clearTimers();
+    this.readySince = null;
+    this.nextRestartAt = null;
+    this.attempt = 0;
+    const failure = this.lastFailure;
+    this.wantedScope = failure?.challenge?.scope;
+    const step = failure?.status === 403 && this.wantedScope ? ` with scope "${this.wantedScope}"` : '';
+    const what = this.httpFailureText() ?? "the server refused Navi's authorisation";
+    this.lastError = `${what}; it needs authorisation${step}: press Connect on the MCP servers page or run \`navi mcp login ${this.config.name}\``;
+    this.auth = { status: 'needs_authorization', scope: this.wantedScope ?? null, expires_at: null };
+    const client = this.client;
+    this.client = undefined;
+    if (client) void client.close().catch(() => undefined);
+    this.log.warn({ status: failure?.status ?? null }, 'MCP server needs authorisation');
+    this.setState('needs_auth');
+  }
+
+  /** After a successful connect: the tokens it used, if it used any. */
+  private authorized(): void {
+    if (this.config.transport !== 'http') return;
+    this.wantedScope = undefined;
+    const record = this.currentProvider?.facts();
+    this.auth = record ? { status: 'authorized', ...record } : null;
+  }
+
+  /** The provider saved or forgot tokens (refresh, revocation). */
+  tokensChanged(record: McpOAuthRecord | undefined): void {
+    if (record?.tokens) this.auth = { status: 'authorized', ...tokenFacts(record) };
+    else if (this.auth) this.auth = { status: 'needs_authorization', scope: null, expires_at: null };
+  }
+
+  /** An authorisation page was handed out for this server; its callback is awaited. */
+  authorizationPending(scope: string | null): void {
+    this.auth = { status: 'pending', scope, expires_at: null };
+  }
+
+  /** The person or the authorisation server said no: back to waiting for authorisation. */
+  authorizationRefused(): void {
+    this.auth = { status: 'needs_authorization', scope: this.wantedScope ?? null, expires_at: null };
   }
 
   private async listAllTools(client: Client): Promise<Tool[]> {
@@ -265,6 +432,22 @@ export class McpConnection {
     }
   }
 
+  /**
+   * Lists resources and prompts; a failure is the last error, never a reason to go down. One
+   * listing at a time, so the list read after the latest list_changed is the one kept.
+   */
+  private listCatalog(client: Client, generation: number, parts: CatalogPart[]): Promise<void> {
+    const listing = this.catalogListing.then(() =>
+      refreshCatalog(client, this, parts, {
+        timeoutMs: this.deps.timing.connectTimeoutMs,
+        log: this.log,
+        current: () => generation === this.generation,
+      }),
+    );
+    this.catalogListing = listing;
+    return listing;
+  }
+
   private schedulePing(client: Client, generation: number): void {
     let busy = false;
     this.pingTimer = setInterval(async () => {
@@ -273,6 +456,7 @@ export class McpConnection {
       try {
         await client.ping({ timeout: this.deps.timing.pingTimeoutMs });
       } catch (err) {
+        if (this.needsAuthorization(err)) return this.markNeedsAuth(generation);
         const reason = err instanceof Error ? err.message : String(err);
         this.markDown(
           `did not answer a ping within ${this.deps.timing.pingTimeoutMs} ms (${reason})`,

@@ -8,16 +8,20 @@
  * the user's approval of their exact launch line (see manuals/create_mcp_server.md).
  */
 import { basename } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { isSecretVariable } from '../config/secret-env.js';
 import type { Settings } from '../config/settings.js';
 import type { RegisteredTool, ToolRegistry } from '../tools/registry.js';
 import type { SessionFileWriter } from '../tools/session-file-writer.js';
+import type { McpResourceTemplateInfo } from './catalog.js';
 import { launchLine, loadServerConfigs, needsApproval, sameLaunch, writeApproval } from './config.js';
 import { McpConnection } from './connection.js';
 import { mcpToolName } from './naming.js';
+import { McpAuthorizer } from './oauth/authorizer.js';
 import type { McpTokenStore } from './oauth/token-store.js';
+import type { McpRoot } from './roots.js';
+import type { McpSampler } from './sampler.js';
 import { mcpToolDefinition } from './tool-adapter.js';
 import {
   DEFAULT_TIMING,
@@ -51,6 +55,10 @@ export interface McpManagerDeps {
   files?: SessionFileWriter;
   /** Where OAuth tokens of HTTP servers are kept (the vault); without it no server can authorise. */
   tokens?: McpTokenStore;
+  /** The roots offered to servers that ask (FS_ALLOWED_PATHS, roots.ts); none without it. */
+  roots?: () => McpRoot[];
+  /** Navi's model for servers' sampling requests (sampler.ts); refused without it. */
+  sampler?: McpSampler;
 }
 
 interface Entry {
@@ -64,6 +72,8 @@ interface Entry {
 
 /** `approve` was given a name no config in the folder has. */
 export class McpUnknownServerError extends Error {}
+
+export { McpAuthError } from './oauth/authorizer.js';
 
 /** HTTP headers that carry credentials whatever their value looks like. */
 const CREDENTIAL_HEADERS = new Set([
@@ -81,10 +91,16 @@ export class McpManager {
   private readonly timing: McpTimingOptions;
   private readonly log: Logger;
   private closed = false;
+  private readonly oauth: McpAuthorizer;
 
   constructor(private readonly deps: McpManagerDeps) {
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
     this.log = deps.logger.child({ component: 'mcp' });
+    this.oauth = new McpAuthorizer({
+      logger: this.log,
+      ...(deps.tokens && { tokens: deps.tokens }),
+      ...(deps.secrets && { secrets: deps.secrets }),
+    });
   }
 
   get serversDir(): string {
@@ -98,6 +114,11 @@ export class McpManager {
   /** TOOL_MAX_OUTPUT_CHARS, for tools that print raw results. */
   get outputLimit(): number {
     return this.deps.settings.TOOL_MAX_OUTPUT_CHARS;
+  }
+
+  /** Where files that MCP results carry are kept, when Navi keeps them. */
+  get resultFiles(): SessionFileWriter | undefined {
+    return this.deps.files;
   }
 
   /** Starts the configured servers in the background and returns at once; see `ready()`. */
@@ -212,6 +233,37 @@ export class McpManager {
     return connection.call(mcpName, args, signal, timeout);
   }
 
+  /**
+   * Reads one resource of a ready server (`read_mcp_resource`). `uri` need not be listed: a
+   * template's URIs never are. Throws with a sentence saying what was wrong: an unknown server
+   * (naming the known ones), one not running, one that offers no resources, one in the secrets
+   * group, or the server's own error.
+   */
+  async readResource(server: string, uri: string, signal: AbortSignal): Promise<ReadResourceResult> {
+    const entry = this.find(server);
+    if (!entry)
+      throw new McpUnknownServerError(
+        `no MCP server named "${server}"; known: ${this.names().join(', ') || 'none'}`,
+      );
+    const { config, connection } = entry;
+    // What a secrets server reveals is masked after its own tools' calls only.
+    if (config.group === 'secrets')
+      throw new Error(
+        `${config.name} is a secrets server, whose resources are never read directly; use its own tools`,
+      );
+    if (!connection)
+      throw new Error(`MCP server ${config.name} is not running (${this.statusOf(entry).state})`);
+    if (connection.state === 'ready' && !connection.offersResources)
+      throw new Error(`MCP server ${config.name} offers no resources (its capabilities name none)`);
+    return connection.readResource(uri, signal, config.timeoutMs ?? this.deps.settings.TOOL_TIMEOUT_MS);
+  }
+
+  /** The resource templates a server listed (at most MCP_LIST_LIMIT) and their true count. */
+  resourceTemplates(server: string): { templates: McpResourceTemplateInfo[]; count: number } {
+    const c = this.find(server)?.connection;
+    return { templates: c?.resourceTemplates ?? [], count: c?.resourceTemplateCount ?? 0 };
+  }
+
   /** The registry entry of `tool` (own or `mcp__…` name) of `server`, when it is registered. */
   registeredTool(server: string, tool: string): RegisteredTool | undefined {
     const entry = this.find(server);
@@ -310,6 +362,10 @@ export class McpManager {
       timing: this.timing,
       onTools: (c) => this.syncTools(entry, c),
       onState: () => this.publishErrors(),
+      ...(this.deps.roots && { roots: this.deps.roots }),
+      ...(this.deps.sampler && { sampler: this.deps.sampler }),
+      ...(config.transport === 'http' &&
+        this.deps.tokens && { authProvider: (c) => this.oauth.connectionProvider(config, c) }),
     });
     entry.connection = connection;
     await connection.start();
@@ -410,8 +466,11 @@ export class McpManager {
    * McpAuthError saying why the server cannot be authorised.
    */
   async authorize(name: string, redirectBase: string): Promise<{ authorizationUrl: string }> {
-    void redirectBase;
-    throw new McpUnknownServerError(`OAuth is not built yet (server ${name})`);
+    const entry = this.known(name);
+    return this.oauth.begin(entry, redirectBase, async () => {
+      await this.restart(entry.config.name);
+      return entry.connection;
+    });
   }
 
   /**
@@ -425,8 +484,9 @@ export class McpManager {
     error?: string;
     error_description?: string;
   }): Promise<{ server: string }> {
-    void query;
-    throw new Error('OAuth is not built yet');
+    const server = await this.oauth.complete(query, (s) => this.find(s));
+    await this.restart(server);
+    return { server };
   }
 
   /**
@@ -434,7 +494,18 @@ export class McpManager {
    * revocation endpoint) and reconnects it, so it needs authorisation again.
    */
   async revokeAuthorization(name: string): Promise<void> {
-    throw new McpUnknownServerError(`OAuth is not built yet (server ${name})`);
+    const entry = this.known(name);
+    await this.oauth.revoke(entry);
+    if (entry.connection) await this.restart(entry.config.name);
+  }
+
+  private known(name: string): Entry {
+    const entry = this.find(name);
+    if (!entry)
+      throw new McpUnknownServerError(
+        `no MCP server named "${name}"; known: ${this.names().join(', ') || 'none'}`,
+      );
+    return entry;
   }
 
   private find(name: string): Entry | undefined {

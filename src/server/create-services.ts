@@ -27,6 +27,9 @@ import { ScratchDirs } from '../machine/sandbox/scratch-dirs.js';
 import { SshHostsFile } from '../machine/ssh/hosts-file.js';
 import { SshPool } from '../machine/ssh/ssh-pool.js';
 import { McpManager } from '../mcp/manager.js';
+import { VaultTokenStore } from '../mcp/oauth/vault-token-store.js';
+import { rootsOfAllowedPaths } from '../mcp/roots.js';
+import { createSampler } from '../mcp/sampler.js';
 import { SHIPPED_SERVERS_DIR, shippedPlaceholders } from '../mcp/shipped.js';
 import { createMcpTools } from '../mcp/tools/index.js';
 import { MemoryExtractor, memoryBlock } from '../memory/extraction.js';
@@ -198,12 +201,22 @@ export async function createServices(
     logger,
   });
   createCoreTools({ registry, kv: stores.kv, settings, providers, logger });
+  const mcpRoots = rootsOfAllowedPaths(settings.FS_ALLOWED_PATHS);
   const mcp = new McpManager({
     registry,
     settings,
     logger,
     secrets,
     files: new SessionFileWriter(settings, stores.files),
+    // OAuth tokens of HTTP MCP servers live in the vault, encrypted like every secret.
+    tokens: new VaultTokenStore(vault),
+    // FS_ALLOWED_PATHS is read once at start, so the roots never change while Navi runs.
+    roots: () => mcpRoots,
+    // A server's sampling request, once approved, is answered by the default backend and model.
+    sampler: createSampler({
+      model: () => resolveModel(backends, {}),
+      vision: async (backend, model, signal) => (await capabilities.get(backend, model, signal)).vision,
+    }),
     ...(settings.MCP_SHIPPED_SERVERS && {
       shipped: { dir: SHIPPED_SERVERS_DIR, placeholders: shippedPlaceholders(settings) },
     }),
