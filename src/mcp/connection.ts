@@ -80,8 +80,9 @@ export class McpConnection {
   resourceTemplateCount = 0;
   offersResources = false;
   private catalogListing: Promise<void> = Promise.resolve();
-  /** OAuth state of an HTTP server; null when it never asked for authorisation. */
-  auth: McpAuthInfo | null = null;
+  private authState: McpAuthInfo | null = null;
+  /** What `auth` was before an authorisation page was handed out, and when that page expires. */
+  private beforePending: { auth: McpAuthInfo | null; until: number } | undefined;
   /** The real cause of the last failure: an HTTP status with a body summary where there was one. */
   lastError: string | null = null;
   /** The last failed answer of an HTTP server's endpoint; cleared by a successful one. */
@@ -112,6 +113,24 @@ export class McpConnection {
   ) {
     this.log = deps.logger.child({ mcp_server: config.name });
     this.useStoredTokens = config.transport === 'http' && config.oauth !== undefined;
+  }
+
+  /**
+   * OAuth state of an HTTP server; null when it never asked for authorisation. A `pending`
+   * authorisation left unanswered past its expiry is back to what it was before.
+   */
+  get auth(): McpAuthInfo | null {
+    const before = this.beforePending;
+    if (before && this.authState?.status === 'pending' && Date.now() >= before.until) {
+      this.authState = before.auth;
+      this.beforePending = undefined;
+    }
+    return this.authState;
+  }
+
+  set auth(value: McpAuthInfo | null) {
+    this.authState = value;
+    this.beforePending = undefined;
   }
 
   get pid(): number | null {
@@ -394,9 +413,12 @@ export class McpConnection {
     else if (this.auth) this.auth = { status: 'needs_authorization', scope: null, expires_at: null };
   }
 
-  /** An authorisation page was handed out for this server; its callback is awaited. */
-  authorizationPending(scope: string | null): void {
+  /** An authorisation page was handed out for this server; its callback is awaited until `until`. */
+  authorizationPending(scope: string | null, until: number): void {
+    const previous = this.auth;
+    const auth = previous?.status === 'pending' ? (this.beforePending?.auth ?? null) : previous;
     this.auth = { status: 'pending', scope, expires_at: null };
+    this.beforePending = { auth, until };
   }
 
   /** The person or the authorisation server said no: back to waiting for authorisation. */

@@ -132,14 +132,14 @@ export class McpAuthorizer {
       throw new McpAuthError(`MCP server ${config.name} gave Navi no authorisation page`, 502, config.name);
     const verifier = provider.codeVerifier();
     const asked = url.searchParams.get('scope') ?? undefined;
-    this.pending.add(state, {
+    const expiresAt = this.pending.add(state, {
       server: config.name,
       codeVerifier: verifier,
       redirectBase: base,
       ...(asked !== undefined && { scope: asked }),
       ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }),
     });
-    connection?.authorizationPending(asked ?? null);
+    connection?.authorizationPending(asked ?? null, expiresAt);
     this.log.info({ mcp_server: config.name }, 'MCP authorisation started');
     return { authorizationUrl: url.href };
   }

@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type OAuthMcpServer, startOAuthMcpServer } from '../../../test/support/oauth-mcp-server.js';
 import { openVault } from '../../vault/index.js';
 import { McpAuthError, McpUnknownServerError } from '../manager.js';
@@ -16,6 +16,7 @@ import {
   vaultOptions,
   visit,
 } from './oauth-support.test-helpers.js';
+import { PENDING_TTL_MS } from './pending.js';
 
 let server: OAuthMcpServer | undefined;
 let h: OAuthHarness | undefined;
@@ -75,6 +76,33 @@ describe('authorisation refusals', () => {
     expect(denied.message).toContain('answered access_denied: The person denied the request');
     expect(denied.message).toContain('press Connect');
     expect(h.status().auth?.status).toBe('needs_authorization');
+  });
+
+  it('an authorisation left unanswered is no longer pending once it expires, and its state is refused', async () => {
+    server = await startOAuthMcpServer({ autoApprove: true, requiredScopes: ['mcp:read'] });
+    h = await oauthHarness({ 'remote.json': { name: 'remote', url: server.url } });
+    await h.waitForState('needs_auth');
+    const waiting = h.status().auth;
+    expect(waiting).toEqual({ status: 'needs_authorization', scope: 'mcp:read', expires_at: null });
+    await h.manager.authorize('remote', REDIRECT_BASE);
+    // A second Connect replaces the first; what it was before is still what expiry goes back to.
+    const { authorizationUrl } = await h.manager.authorize('remote', REDIRECT_BASE);
+    const query = await visit(authorizationUrl);
+    expect(h.status().auth?.status).toBe('pending');
+
+    const start = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => start + PENDING_TTL_MS - 1000);
+    try {
+      expect(h.status().auth?.status).toBe('pending');
+      clock.mockImplementation(() => start + PENDING_TTL_MS + 1000);
+      expect(h.status().auth).toEqual(waiting);
+      expect(h.status().state).toBe('needs_auth');
+      const late = await refusal(h.manager.completeAuthorization(query));
+      expect(late.message).toContain('unknown, expired');
+    } finally {
+      clock.mockRestore();
+    }
+    expect(h.status().auth).toEqual(waiting);
   });
 
   it('refuses an unknown server, a stdio server and a redirect base that is no origin', async () => {

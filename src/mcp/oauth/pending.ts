@@ -23,9 +23,10 @@ const MAX_PENDING = 100;
 export class PendingAuthorizations {
   private readonly byState = new Map<string, PendingAuthorization>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = () => Date.now()) {}
 
-  add(state: string, pending: Omit<PendingAuthorization, 'expiresAt'>): void {
+  /** Keeps the authorisation `state` names; returns when it expires (ms since the epoch). */
+  add(state: string, pending: Omit<PendingAuthorization, 'expiresAt'>): number {
     this.prune();
     // A server has one authorisation in progress: a newer Connect replaces the older one.
     for (const [s, p] of this.byState) if (p.server === pending.server) this.byState.delete(s);
@@ -34,7 +35,9 @@ export class PendingAuthorizations {
       if (oldest === undefined) break;
       this.byState.delete(oldest);
     }
-    this.byState.set(state, { ...pending, expiresAt: this.now() + PENDING_TTL_MS });
+    const expiresAt = this.now() + PENDING_TTL_MS;
+    this.byState.set(state, { ...pending, expiresAt });
+    return expiresAt;
   }
 
   /** The authorisation `state` names, removed so it cannot be used twice; undefined if none. */
