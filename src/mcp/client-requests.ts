@@ -19,6 +19,7 @@ import {
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { MCP_SAMPLING_TOOL, type SamplingConfirmArgs } from '../protocol/events.js';
+import { raceAbort } from '../util/race-abort.js';
 import type { CallOrigin } from './connection.js';
 import { ELICITATION_LIMITS, elicitationForm } from './elicitation-form.js';
 import { type McpSampler, SAMPLING_LIMITS, type SamplingMessage } from './sampler.js';
@@ -30,6 +31,8 @@ export interface InFlightCall {
   signal: AbortSignal;
   /** Sampling requests made during the call so far, to name each confirmation. */
   samplings: number;
+  /** Forms and sampling confirmations of the call waiting for the person now. */
+  open?: number;
 }
 
 export interface ClientRequestDeps {
@@ -45,6 +48,10 @@ export interface ClientRequestDeps {
 export const SAMPLING_REJECTED = -1;
 
 export const NO_CALL_WAITING = 'no run of Navi is waiting on this server';
+
+/** How many forms and sampling confirmations one call may have waiting for the person at once. */
+export const MAX_OPEN_ASKS = 3;
+export const TOO_MANY_OPEN = `the server already waits for ${MAX_OPEN_ASKS} answers of the person during this call`;
 
 /**
  * The SDK's own request schema drops what its types do not name (a string's `pattern`); this one
@@ -84,6 +91,10 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
       deps.log.info({ reason: NO_CALL_WAITING }, 'MCP elicitation declined');
       return { action: 'decline' };
     }
+    if ((call.open ?? 0) >= MAX_OPEN_ASKS) {
+      deps.log.warn({ reason: TOO_MANY_OPEN }, 'MCP elicitation declined');
+      return { action: 'decline' };
+    }
     const id = randomUUID();
     const { message, requestedSchema } = request.params;
     const built = elicitationForm(`elicit-${id}`, requestedSchema);
@@ -91,15 +102,20 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
       throw new ClientRequestError(ErrorCode.InvalidParams, `Navi cannot show this form: ${built.reason}`);
     const signal = AbortSignal.any([extra.signal, call.signal]);
     if (signal.aborted) return { action: 'cancel' };
-    const answer = await call.origin.elicit({
-      id,
-      callId: call.origin.callId ?? '',
-      server: deps.server,
-      message: clip(message, ELICITATION_LIMITS.messageChars),
-      form: built.form,
-      schema: requestedSchema as Record<string, unknown>,
-      signal,
-    });
+    call.open = (call.open ?? 0) + 1;
+    const answer = await call.origin
+      .elicit({
+        id,
+        callId: call.origin.callId ?? '',
+        server: deps.server,
+        message: clip(message, ELICITATION_LIMITS.messageChars),
+        form: built.form,
+        schema: requestedSchema as Record<string, unknown>,
+        signal,
+      })
+      .finally(() => {
+        call.open = (call.open ?? 1) - 1;
+      });
     if (answer.action === 'accept')
       return { action: 'accept', content: answer.content as ElicitResult['content'] };
     return { action: answer.action };
@@ -129,6 +145,7 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
           ErrorCode.InvalidParams,
           `${stopSequences.length} stop sequences; Navi takes at most ${SAMPLING_LIMITS.stopSequences}`,
         );
+      if ((call.open ?? 0) >= MAX_OPEN_ASKS) throw refuse(TOO_MANY_OPEN);
       call.samplings += 1;
       const hints = (params.modelPreferences?.hints ?? [])
         .map((h) => h.name)
@@ -146,13 +163,22 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
         ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
         ...(hints.length > 0 ? { model_hints: hints } : {}),
       };
-      const answer = await confirm({
-        callId: `${call.origin.callId ?? 'call'}/sampling/${call.samplings}`,
-        tool: MCP_SAMPLING_TOOL,
-        args: args as unknown as Record<string, unknown>,
-      });
-      if (!answer.approved) throw refuse(`the person did not allow it (${answer.reason})`);
       const signal = AbortSignal.any([extra.signal, call.signal]);
+      call.open = (call.open ?? 0) + 1;
+      // The confirmation is not waited for once the call ends or the server withdraws the request.
+      const answer = await raceAbort(
+        confirm({
+          callId: `${call.origin.callId ?? 'call'}/sampling/${call.samplings}`,
+          tool: MCP_SAMPLING_TOOL,
+          args: args as unknown as Record<string, unknown>,
+        }),
+        signal,
+        undefined,
+      ).finally(() => {
+        call.open = (call.open ?? 1) - 1;
+      });
+      if (!answer) throw refuse(`nobody waits for it any more (${reasonOf(signal, 'the call ended')})`);
+      if (!answer.approved) throw refuse(`the person did not allow it (${answer.reason})`);
       try {
         const reply = await deps.sampler({
           messages,

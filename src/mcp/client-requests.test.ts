@@ -1,0 +1,89 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConfirmAnswer, ElicitAnswer } from '../tools/types.js';
+import { handleClientRequests, type InFlightCall, MAX_OPEN_ASKS, TOO_MANY_OPEN } from './client-requests.js';
+
+const never = <T>() => new Promise<T>(() => {});
+
+async function pair(call: InFlightCall) {
+  const client = new Client(
+    { name: 'navi', version: '0' },
+    { capabilities: { elicitation: { form: {} }, sampling: {} } },
+  );
+  handleClientRequests(client, {
+    server: 'asking',
+    current: () => call,
+    log: pino({ level: 'silent' }),
+    sampler: async () => ({ text: 'hi', model: 'm', stopReason: 'endTurn' }),
+  });
+  const server = new Server({ name: 'asking', version: '0' }, { capabilities: {} });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await Promise.all([client.connect(a), server.connect(b)]);
+  closers.push(() => client.close());
+  return server;
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+const form = { type: 'object' as const, properties: { name: { type: 'string' as const } } };
+const sampling = {
+  messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'hi' } }],
+  maxTokens: 10,
+};
+
+describe('handleClientRequests', () => {
+  it('declines forms and refuses sampling beyond the open questions one call may have', async () => {
+    const asked: string[] = [];
+    const call: InFlightCall = {
+      origin: {
+        callId: 'c1',
+        elicit: (request) => {
+          asked.push(request.id);
+          return never<ElicitAnswer>();
+        },
+        confirm: () => never<ConfirmAnswer>(),
+      },
+      signal: new AbortController().signal,
+      samplings: 0,
+    };
+    const server = await pair(call);
+    for (let i = 0; i < MAX_OPEN_ASKS; i++)
+      server.elicitInput({ message: 'm', requestedSchema: form }).catch(() => {});
+    await expect.poll(() => asked.length).toBe(MAX_OPEN_ASKS);
+    expect(await server.elicitInput({ message: 'one more', requestedSchema: form })).toEqual({
+      action: 'decline',
+    });
+    await expect(server.createMessage(sampling)).rejects.toThrow(TOO_MANY_OPEN);
+    expect(asked).toHaveLength(MAX_OPEN_ASKS);
+    expect(call.samplings).toBe(0);
+  });
+
+  it('stops waiting for a sampling confirmation when the call ends, and frees its place', async () => {
+    const ended = new AbortController();
+    let confirms = 0;
+    const call: InFlightCall = {
+      origin: {
+        callId: 'c1',
+        confirm: () => {
+          confirms += 1;
+          return never<ConfirmAnswer>();
+        },
+      },
+      signal: ended.signal,
+      samplings: 0,
+    };
+    const server = await pair(call);
+    const answer = server.createMessage(sampling);
+    await expect.poll(() => confirms).toBe(1);
+    expect(call.open).toBe(1);
+    ended.abort(new Error('the call to sample ended'));
+    await expect(answer).rejects.toThrow(/nobody waits for it any more \(the call to sample ended\)/);
+    expect(call.open).toBe(0);
+  });
+});
