@@ -31,6 +31,8 @@ const CREDENTIAL_PATTERNS: [RegExp, string][] = [
     /("?(?:access_token|refresh_token|id_token|client_secret|code|code_verifier|token)"?\s*[:=]\s*"?)[^"\s,&}]+/gi,
     '$1[hidden]',
   ],
+  // A JWT (most access tokens) quoted bare, as in "token eyJhbGci… has expired".
+  [/\beyJ[A-Za-z0-9_-]{6,}(?:\.[A-Za-z0-9_-]*){1,2}/g, '[hidden]'],
 ];
 
 /** `text` with whitespace collapsed, credentials hidden, cut to SUMMARY_CHARS. */

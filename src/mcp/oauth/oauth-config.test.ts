@@ -62,6 +62,13 @@ describe('the summary of a failed answer', () => {
     expect(summariseBody('x'.repeat(1000))).toHaveLength(301);
   });
 
+  it('hides a JWT quoted bare in an error description', () => {
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJuYXZpIn0.c2lnbmF0dXJl';
+    const summary = summariseBody(`{"error":"invalid_token","error_description":"token ${jwt} has expired"}`);
+    expect(summary).not.toContain('eyJzdWIiOiJuYXZpIn0');
+    expect(summary).toContain('token [hidden] has expired');
+  });
+
   it('reads as a status line or the network error', () => {
     expect(describeFailure({ status: 401, statusText: 'Unauthorized', body: '{}' }, 'http://h/mcp')).toBe(
       'HTTP 401 Unauthorized: {}',
