@@ -7,16 +7,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Profile } from '../config/profiles.js';
 import { testSettings } from '../config/settings.js';
 import { createSqliteStores } from '../store/sqlite/index.js';
 import { ToolExecutor } from '../tools/executor.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SessionFileWriter } from '../tools/session-file-writer.js';
-import { testProfile } from '../tools/test-helpers.js';
+import { testContext, testProfile } from '../tools/test-helpers.js';
 import { PIXEL_PNG } from './fixtures/catalog-server.js';
 import { bin, fastTiming, fixtureLaunch, tempDir, toolContext, writeConfig } from './fixtures/harness.js';
 import { McpManager } from './manager.js';
-import { createMcpTools } from './tools/index.js';
+import { createMcpTools, createReadMcpResourceTool } from './tools/index.js';
 
 const OUTPUT_LIMIT = 5_000;
 
@@ -215,5 +216,102 @@ describe('read_mcp_resource', () => {
       const nul = await read({ server: 'catalog', uri: 'note://notes/\u00001' });
       expect(nul.output).toContain('it holds a control character');
     });
+  });
+
+  describe("follows the caller's policy for the server", () => {
+    // read_mcp_resource is a meta tool, so each of these profiles may call it.
+    const profiles = new Map<string, Profile>(
+      [
+        testProfile({ id: 'meta-only', enabled_tools: ['group:meta'] }),
+        testProfile({ id: 'no-catalog', enabled_tools: ['*'], denied_tools: ['mcp__catalog__*'] }),
+        testProfile({ id: 'one-tool', enabled_tools: ['group:meta', 'mcp__catalog__list_roots'] }),
+        testProfile({ id: 'no-everything', denied_tools: ['mcp__everything__*'] }),
+      ].map((p) => [p.id, p]),
+    );
+    let guardedExecutor: ToolExecutor;
+    beforeAll(() => {
+      const guarded = new ToolRegistry();
+      const tool = createReadMcpResourceTool(manager, { profileFor: (id) => profiles.get(id) });
+      guarded.register({ tool, source: 'builtin' });
+      guardedExecutor = new ToolExecutor({ registry: guarded, settings, logger: pino({ level: 'silent' }) });
+    });
+    const readAs = (profileId: string, server: string, uri = 'note://notes/1') => {
+      const profile = profiles.get(profileId) ?? testProfile({ id: profileId });
+      return guardedExecutor.execute(
+        { id: `p${++calls}`, name: 'read_mcp_resource', arguments: { server, uri } },
+        { ...toolContext(), profileId },
+        profile,
+      );
+    };
+
+    it('refuses a server none of whose tools the profile enables, saying what to change', async () => {
+      const result = await readAs('meta-only', 'catalog');
+      expect(result.success).toBe(false);
+      expect(result.output).toBe(
+        'note://notes/1 was not read: profile "meta-only" may call none of catalog\'s tools ' +
+          "(not in enabled_tools), and a server's resources are read only under a profile that may " +
+          'use the server. To read them, let the profile use it: add "mcp__catalog__*" (or one of its ' +
+          "tools) to the profile's enabled_tools, and take out of its denied_tools the patterns that deny them.",
+      );
+    });
+
+    it('refuses a server whose tools the profile denies, naming the pattern', async () => {
+      const result = await readAs('no-catalog', 'catalog');
+      expect(result.success).toBe(false);
+      expect(result.output).toContain(
+        'profile "no-catalog" may call none of catalog\'s tools (denied by "mcp__catalog__*")',
+      );
+      // Another server stays readable under the same profile.
+      const other = await readAs('no-catalog', 'everything', 'demo://resource/dynamic/text/1');
+      expect(other.success).toBe(true);
+    });
+
+    it('reads when the profile may call one tool of the server', async () => {
+      expect((await readAs('one-tool', 'catalog')).output).toBe(
+        '[resource note://notes/1 (text/plain)]\nThis is note 1.',
+      );
+      expect((await readAs('no-everything', 'catalog')).success).toBe(true);
+      expect(
+        (await readAs('no-everything', 'everything', 'demo://resource/dynamic/text/1')).output,
+      ).toContain('denied by "mcp__everything__*"');
+    });
+
+    it('refuses under a profile it cannot find', async () => {
+      expect((await readAs('gone', 'catalog')).output).toBe(
+        'note://notes/1 was not read: the profile "gone" is unknown, so its policy cannot be checked.',
+      );
+    });
+
+    it('leaves an unknown server to the manager, which names the known ones', async () => {
+      expect((await readAs('meta-only', 'nope')).output).toContain('no MCP server named "nope"; known: ');
+    });
+  });
+
+  it('counts a server with no tools as mcp__<key>__*: readable only where a pattern names that', async () => {
+    const read_ = async (profile: Profile) => {
+      const calls_: string[] = [];
+      const fake = {
+        server: () => ({ name: 'files-only', key: 'files_only', tools: [] }),
+        registeredTool: () => undefined,
+        readResource: async (_: string, uri: string) => {
+          calls_.push(uri);
+          return { contents: [{ uri, text: 'hello' }] };
+        },
+        outputLimit: 1_000,
+        resultFiles: undefined,
+      } as unknown as McpManager;
+      const tool = createReadMcpResourceTool(fake, { profileFor: () => profile });
+      const result = await tool.execute({ server: 'files-only', uri: 'file:///a.txt' }, testContext());
+      return { result, calls: calls_ };
+    };
+    const allowed = await read_(testProfile({ enabled_tools: ['group:meta', 'mcp__*'] }));
+    expect(allowed.result.output).toBe('[resource file:///a.txt]\nhello');
+    const refused = await read_(testProfile({ id: 'meta', enabled_tools: ['group:meta'] }));
+    expect(refused.calls).toEqual([]);
+    expect(refused.result.output).toContain(
+      'profile "meta" may call no tool of files-only (not in enabled_tools)',
+    );
+    const denied = await read_(testProfile({ id: 'deny', denied_tools: ['mcp__files_only__*'] }));
+    expect(denied.result.output).toContain('(denied by "mcp__files_only__*")');
   });
 });

@@ -12,12 +12,15 @@ import { createTestMcpTool, type TestMcpToolOptions } from './test-mcp-tool.js';
 
 export { createCreateMcpServerTool, createMcpStatusTool, createReadMcpResourceTool, createTestMcpTool };
 
-/** `options.profileFor` lets test_mcp_tool apply the caller's policy (always pass it in Navi). */
+/**
+ * `options.profileFor` lets test_mcp_tool and read_mcp_resource apply the caller's policy
+ * (always pass it in Navi).
+ */
 export function createMcpTools(manager: McpManager, options: TestMcpToolOptions = {}): ToolDefinition[] {
   return [
     createMcpStatusTool(manager),
     createTestMcpTool(manager, options),
     createCreateMcpServerTool(manager),
-    createReadMcpResourceTool(manager),
+    createReadMcpResourceTool(manager, options),
   ];
 }

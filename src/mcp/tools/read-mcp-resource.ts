@@ -9,11 +9,14 @@ import type { CallToolResult, ContentBlock, ReadResourceResult } from '@modelcon
 import { z } from 'zod';
 import { FILE_NAME_META_KEY } from '../../protocol/mcp-meta.js';
 import { defineTool, type TypedTool } from '../../tools/define-tool.js';
-import { fail, ok } from '../../tools/types.js';
+import { checkPolicy } from '../../tools/policy.js';
+import type { RegisteredTool } from '../../tools/registry.js';
+import { fail, ok, type ToolContext } from '../../tools/types.js';
 import { MAX_URI_CHARS } from '../catalog.js';
 import type { McpManager } from '../manager.js';
 import { convertCallResult, DEFAULT_MAX_IMAGE_CHARS } from '../result.js';
 import { keepResultFiles } from '../result-files.js';
+import type { TestMcpToolOptions } from './test-mcp-tool.js';
 
 const TOOL = 'read_mcp_resource';
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
@@ -58,6 +61,53 @@ function lastSegment(uri: string): string | undefined {
   }
 }
 
+/**
+ * Why the caller's profile may not read `server`'s resources, or undefined when it may. A
+ * profile may read them when it may call at least one of the server's tools: read_mcp_resource
+ * is a meta tool, and must not open a server the profile's policy keeps it away from. A server
+ * with no tools registered (one that offers only resources, or one still starting) counts as
+ * its tools' name, `mcp__<key>__*`, so only a pattern naming that (`mcp__*`, `*`) lets it be read.
+ * An unknown server is left to the manager, whose refusal names the known ones.
+ */
+function policyRefusal(
+  manager: McpManager,
+  options: TestMcpToolOptions,
+  server: string,
+  ctx: ToolContext,
+): string | undefined {
+  const status = options.profileFor && manager.server(server);
+  if (!options.profileFor || !status) return undefined;
+  const profile = options.profileFor(ctx.profileId);
+  if (!profile) return `the profile "${ctx.profileId}" is unknown, so its policy cannot be checked`;
+  const pattern = `mcp__${status.key}__*`;
+  const registered = status.tools
+    .map((name) => manager.registeredTool(server, name))
+    .filter((entry): entry is RegisteredTool => entry !== undefined);
+  const entries: RegisteredTool[] =
+    registered.length > 0
+      ? registered
+      : [
+          {
+            tool: { name: pattern, description: '', parameters: {}, execute: async () => fail('') },
+            source: 'mcp',
+            server: status.name,
+          },
+        ];
+  const rules = new Set<string>();
+  for (const entry of entries) {
+    const decision = checkPolicy(profile, entry);
+    if (decision.allowed) return undefined;
+    rules.add(decision.rule);
+  }
+  const which = registered.length > 0 ? `none of ${status.name}'s tools` : `no tool of ${status.name}`;
+  return (
+    `profile "${profile.id}" may call ${which} (${[...rules].join('; ')}), and a server's resources ` +
+    `are read only under a profile that may use the server. To read them, let the profile use it: add ` +
+    `"${pattern}" (or one of its tools) to the profile's enabled_tools, and take out of its denied_tools ` +
+    'the patterns that deny them'
+  );
+}
+
 /** The contents as an MCP tool result, so they are converted and kept as a tool's would be. */
 function asCallResult(result: ReadResourceResult): CallToolResult {
   const content = result.contents.map((c): ContentBlock => {
@@ -83,7 +133,11 @@ function asCallResult(result: ReadResourceResult): CallToolResult {
   return { content };
 }
 
-export function createReadMcpResourceTool(manager: McpManager): TypedTool<typeof parameters> {
+/** `options.profileFor` makes it follow the caller's policy for the server (always pass it in Navi). */
+export function createReadMcpResourceTool(
+  manager: McpManager,
+  options: TestMcpToolOptions = {},
+): TypedTool<typeof parameters> {
   return defineTool({
     name: TOOL,
     description:
@@ -98,6 +152,8 @@ export function createReadMcpResourceTool(manager: McpManager): TypedTool<typeof
       const { server, uri } = params;
       const problem = uriProblem(uri);
       if (problem) return fail(`"${uri.slice(0, 200)}" was not read: ${problem}.`);
+      const refused = policyRefusal(manager, options, server, ctx);
+      if (refused !== undefined) return fail(`${uri} was not read: ${refused}.`);
       let result: ReadResourceResult;
       try {
         result = await manager.readResource(server, uri, ctx.signal);
