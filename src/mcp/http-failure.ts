@@ -21,6 +21,7 @@ export interface HttpFailure {
 }
 
 const SUMMARY_CHARS = 300;
+const CHALLENGE_CHARS = 2048;
 /** Read at most this much of a failed answer's body: enough for the summary, never a whole page. */
 const BODY_READ_BYTES = 4096;
 
@@ -59,11 +60,17 @@ export function isAuthFailure(failure: HttpFailure | undefined): boolean {
 
 function challengeOf(header: string | null): HttpFailure['challenge'] {
   if (!header || !/^bearer\s/i.test(header)) return undefined;
-  const field = (name: string) => new RegExp(`${name}=(?:"([^"]*)"|([^\\s,]+))`).exec(header);
-  const value = (name: string) => {
-    const m = field(name);
-    return m ? (m[1] ?? m[2]) : undefined;
-  };
+  // The auth-params, read in order: a quoted value is consumed whole, so `scope=` inside a
+  // quoted resource_metadata URL is no scope, and `xscope=` is no scope either. A challenge is
+  // short: only its first CHALLENGE_CHARS are read.
+  const params = new Map<string, string>();
+  for (const m of header
+    .slice(7, CHALLENGE_CHARS)
+    .matchAll(/([A-Za-z][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))/g)) {
+    const name = (m[1] as string).toLowerCase();
+    if (!params.has(name)) params.set(name, m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? ''));
+  }
+  const value = (name: string) => params.get(name);
   const error = value('error');
   const scope = value('scope');
   const resourceMetadata = value('resource_metadata');

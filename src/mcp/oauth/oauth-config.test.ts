@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseServerConfig } from '../config.js';
-import { describeFailure, summariseBody } from '../http-failure.js';
+import { describeFailure, failureWatchingFetch, type HttpFailure, summariseBody } from '../http-failure.js';
 
 const parse = (oauth: unknown) =>
   parseServerConfig(
@@ -76,5 +76,48 @@ describe('the summary of a failed answer', () => {
     expect(describeFailure({ network: 'connect ECONNREFUSED 127.0.0.1:9' }, 'http://h/mcp')).toBe(
       'could not reach http://h/mcp: connect ECONNREFUSED 127.0.0.1:9',
     );
+  });
+});
+
+describe('the WWW-Authenticate challenge of a refused answer', () => {
+  const endpoint = 'https://mcp.example.com/mcp';
+  async function challengeOf(header: string): Promise<HttpFailure['challenge']> {
+    let seen: HttpFailure | undefined;
+    const base = async () => new Response('{}', { status: 401, headers: { 'www-authenticate': header } });
+    await failureWatchingFetch(base, endpoint, (f) => {
+      seen = f;
+    })(endpoint, { method: 'POST' });
+    return seen?.challenge;
+  }
+
+  it('reads error, scope and resource_metadata, quoted or not', async () => {
+    expect(
+      await challengeOf(
+        'Bearer error="insufficient_scope", scope="mcp:read mcp:admin", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
+      ),
+    ).toEqual({
+      error: 'insufficient_scope',
+      scope: 'mcp:read mcp:admin',
+      resourceMetadata: 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp',
+    });
+    expect(await challengeOf('Bearer error=invalid_token,scope=files')).toEqual({
+      error: 'invalid_token',
+      scope: 'files',
+    });
+  });
+
+  it('takes no parameter from inside another one', async () => {
+    expect(
+      await challengeOf(
+        'Bearer resource_metadata="https://as.example/prm?scope=admin&error=x", error_description="no scope=all"',
+      ),
+    ).toEqual({ resourceMetadata: 'https://as.example/prm?scope=admin&error=x' });
+    expect(await challengeOf('Bearer xscope="admin"')).toEqual({});
+  });
+
+  it('reads only the start of a huge challenge, quickly', async () => {
+    const started = Date.now();
+    expect(await challengeOf(`Bearer ${'a'.repeat(100_000)} scope="late"`)).toEqual({});
+    expect(Date.now() - started).toBeLessThan(1000);
   });
 });
