@@ -123,7 +123,7 @@ async function runOne(
     is_subagent: state.isSubagent,
   });
   const log = deps.logger.child({ tool: call.name, call_id: call.id });
-  const notes: string[] = [];
+  const notes: FormNotes = { lines: [], more: 0 };
   const result = await deps.executor.execute(
     call,
     {
@@ -157,7 +157,10 @@ async function runOne(
     policyFor(state.profile, state.backendId),
   );
   // A form declined or cancelled without the person: the model learns why, to tell the person.
-  if (notes.length > 0) result.output = `${result.output}\n\n[Navi: ${notes.join(' ')}]`;
+  if (notes.lines.length > 0) {
+    const more = notes.more > 0 ? ` ${notes.more} more requests of the server ended the same way.` : '';
+    result.output = `${result.output}\n\n[Navi: ${notes.lines.join(' ')}${more}]`;
+  }
   state.calls.push({ name: call.name, success: result.success });
   const metadata = publicMetadata(result.metadata);
   state.emit({
@@ -174,6 +177,15 @@ async function runOne(
   return { result, shown: metadata };
 }
 
+/** The forms of one call Navi declined or cancelled on its own, for the call's result. */
+interface FormNotes {
+  lines: string[];
+  /** Beyond `MAX_FORM_NOTES`: only counted, so a server asking in a loop cannot grow the result. */
+  more: number;
+}
+
+export const MAX_FORM_NOTES = 3;
+
 /** Why a form was declined when the run has no broker for forms at all. */
 export const NO_FORM_BROKER = 'this run cannot show a form to anyone';
 
@@ -182,7 +194,7 @@ export const NO_FORM_BROKER = 'this run cannot show a form to anyone';
  * call's `tool_started`, before its `tool_call`), and its end too, however it ends. A decline or
  * cancel Navi made on its own is noted for the call's result.
  */
-function askForm(state: RunState, notes: string[]): (request: ElicitRequest) => Promise<ElicitAnswer> {
+function askForm(state: RunState, notes: FormNotes): (request: ElicitRequest) => Promise<ElicitAnswer> {
   return async (request) => {
     const ticket = state.elicit?.(request) ?? {
       asked: false,
@@ -207,10 +219,11 @@ function askForm(state: RunState, notes: string[]): (request: ElicitRequest) => 
         action: answer.action,
         ...(reason !== undefined ? { reason } : {}),
       });
-    if (reason !== undefined) {
+    if (reason !== undefined && notes.lines.length >= MAX_FORM_NOTES) notes.more += 1;
+    else if (reason !== undefined) {
       const asked = request.message.length > 200 ? `${request.message.slice(0, 199)}…` : request.message;
       const ended = answer.action === 'decline' ? 'declined' : 'cancelled';
-      notes.push(
+      notes.lines.push(
         `MCP server ${request.server} asked the person for input ("${asked}"); Navi ${ended} it because ${reason}.`,
       );
     }

@@ -7,6 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_FORM_NOTES } from '../../src/agent/tool-turn.js';
 import type { EventOf, ServerEvent } from '../../src/protocol/events.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { repoRoot, tempDir } from '../support/navi.js';
@@ -226,6 +227,21 @@ describe('MCP servers asking back: elicitation and sampling', () => {
     expect(text).toContain(
       '[Navi: MCP server asking asked the person for input ("Which day?"); Navi declined it because nobody is connected to answer it.]',
     );
+  });
+
+  it('notes only the first forms Navi declined on its own, so a server asking in a loop cannot grow the result', async () => {
+    const id = await app.navi.createSession();
+    app.fake.enqueue(
+      { toolCalls: [{ id: 'c-many', name: 'mcp__asking__ask_many', arguments: { count: 7 } }] },
+      { text: 'Nobody answered.' },
+    );
+    expect((await postMessage(app.navi, id, 'Ask away')).status).toBe(200);
+    const text = toolText(chatRequests(app.fake).at(-1));
+    expect(text).toMatch(/^\["decline","decline","decline","decline","decline","decline","decline"\]/);
+    expect(text.match(/asked the person for input/g)).toHaveLength(MAX_FORM_NOTES);
+    expect(text).toContain('("Question 3?")');
+    expect(text).not.toContain('Question 4?');
+    expect(text).toContain(`${7 - MAX_FORM_NOTES} more requests of the server ended the same way.]`);
   });
 
   it('cancels an open form when the run is stopped', async () => {
