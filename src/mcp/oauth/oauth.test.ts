@@ -83,6 +83,8 @@ describe('an HTTP server that asks for OAuth', () => {
       output: `${WHOAMI_TEXT}; scopes: mcp:read`,
     });
     expect(server.events.grants.filter((g) => g.ok).map((g) => g.grant_type)).toEqual(['authorization_code']);
+    // RFC 8707: the token is asked for this MCP server, so it cannot be replayed at another.
+    expect(server.events.grants[0]?.resource).toBe(server.url);
 
     // The tokens are one secret of the vault, tagged, their value encrypted (never shown masked).
     const [secret, ...others] = h.vault.search({ tag: MCP_OAUTH_TAG });
@@ -116,6 +118,7 @@ describe('an HTTP server that asks for OAuth', () => {
     await waitFor('the access token to expire', () => Date.now() > expiresAt + 50, 5000);
     expect(await h.call('whoami')).toMatchObject({ success: true });
     expect(server.events.grants.filter((g) => g.ok).map((g) => g.grant_type)).toContain('refresh_token');
+    for (const grant of server.events.grants) expect(grant.resource).toBe(server.url);
     expect(server.events.authorizations).toHaveLength(1);
     expect(Date.parse(h.status().auth?.expires_at ?? '')).toBeGreaterThan(expiresAt);
   });
