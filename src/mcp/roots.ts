@@ -8,19 +8,26 @@
  * client's roots, so offering `/` would widen it to the whole machine. With no roots every
  * server keeps the folders its own config gives it.
  */
+import { homedir } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import { PathGuard } from '../machine/fs/path-guard.js';
 
 export type { Root as McpRoot } from '@modelcontextprotocol/sdk/types.js';
 
-/** The roots of FS_ALLOWED_PATHS (relative paths resolved against `cwd`), without duplicates. */
-export function rootsOfAllowedPaths(paths: readonly string[], cwd = process.cwd()): Root[] {
+const inHome = (path: string) => path === '~' || path.startsWith('~/');
+
+/**
+ * The roots of FS_ALLOWED_PATHS, without duplicates: the very folders the file tools' PathGuard
+ * is confined to (`~` expanded, links resolved), relative paths resolved against `cwd`.
+ */
+export function rootsOfAllowedPaths(paths: readonly string[], cwd = process.cwd(), home = homedir()): Root[] {
   if (paths.includes('*')) return [];
+  const guard = new PathGuard({ roots: paths.map((p) => (inHome(p) ? p : resolve(cwd, p))), home });
   const roots = new Map<string, Root>();
-  for (const path of paths) {
-    const absolute = resolve(cwd, path);
+  for (const absolute of guard.roots) {
     const uri = pathToFileURL(absolute).href;
     if (!roots.has(uri)) roots.set(uri, { uri, name: basename(absolute) || absolute });
   }
