@@ -1,7 +1,7 @@
 /**
  * Where Navi keeps what OAuth gave it for one MCP server (docs/mcp.md#oauth): the tokens, the
- * client registration, the PKCE verifier of an authorisation in progress and what discovery
- * found. The store behind it is the vault, so all of it is encrypted at rest; none of it is
+ * client registration and what discovery found. The PKCE verifier of an authorisation in
+ * progress is not kept here: it lives in memory with its state (pending.ts). The store behind it is the vault, so all of it is encrypted at rest; none of it is
  * ever logged.
  */
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -15,7 +15,6 @@ export interface McpOAuthRecord {
   client?: OAuthClientInformationMixed;
   /** The redirect URI the client was registered with. */
   redirectUrl?: string;
-  codeVerifier?: string;
   discovery?: OAuthDiscoveryState;
 }
 
