@@ -4,18 +4,24 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfirmAnswer, ElicitAnswer } from '../tools/types.js';
-import { handleClientRequests, type InFlightCall, MAX_OPEN_ASKS, TOO_MANY_OPEN } from './client-requests.js';
+import {
+  CALLS_OF_SEVERAL_RUNS,
+  handleClientRequests,
+  type InFlightCall,
+  MAX_OPEN_ASKS,
+  TOO_MANY_OPEN,
+} from './client-requests.js';
 
 const never = <T>() => new Promise<T>(() => {});
 
-async function pair(call: InFlightCall) {
+async function pair(call: InFlightCall, others: InFlightCall[] = []) {
   const client = new Client(
     { name: 'navi', version: '0' },
     { capabilities: { elicitation: { form: {} }, sampling: {} } },
   );
   handleClientRequests(client, {
     server: 'asking',
-    current: () => call,
+    calls: () => [...others, call],
     log: pino({ level: 'silent' }),
     sampler: async () => ({ text: 'hi', model: 'm', stopReason: 'endTurn' }),
   });
@@ -62,6 +68,39 @@ describe('handleClientRequests', () => {
     await expect(server.createMessage(sampling)).rejects.toThrow(TOO_MANY_OPEN);
     expect(asked).toHaveLength(MAX_OPEN_ASKS);
     expect(call.samplings).toBe(0);
+  });
+
+  it('asks nobody while calls of more than one run are in flight, and the newest call of one run', async () => {
+    const asked: string[] = [];
+    const callOf = (runId: string, callId: string): InFlightCall => ({
+      origin: {
+        runId,
+        callId,
+        elicit: async () => {
+          asked.push(callId);
+          return { action: 'accept', content: { name: callId } };
+        },
+        confirm: async () => {
+          asked.push(`${callId}/sampling`);
+          return { approved: false, reason: 'no' };
+        },
+      },
+      signal: new AbortController().signal,
+      samplings: 0,
+    });
+    const other = callOf('run-b', 'b1');
+    const mixed = await pair(callOf('run-a', 'a1'), [other]);
+    expect(await mixed.elicitInput({ message: 'm', requestedSchema: form })).toEqual({ action: 'decline' });
+    await expect(mixed.createMessage(sampling)).rejects.toThrow(CALLS_OF_SEVERAL_RUNS);
+    expect(asked).toEqual([]);
+
+    // A subagent's calls are its parent run's: the newest is asked.
+    const same = await pair(callOf('run-a', 'a2'), [callOf('run-a', 'a1')]);
+    expect(await same.elicitInput({ message: 'm', requestedSchema: form })).toEqual({
+      action: 'accept',
+      content: { name: 'a2' },
+    });
+    expect(asked).toEqual(['a2']);
   });
 
   it('stops waiting for a sampling confirmation when the call ends, and frees its place', async () => {

@@ -5,7 +5,8 @@
  *
  * A server's request names no call, so it goes to the newest call of that server still in
  * flight: the person watching that call's run answers it. With no call in flight nobody waits
- * on the server, and the request is declined (elicitation) or refused (sampling) with a reason.
+ * on the server, and with calls of several runs in flight nobody can tell whose call asks: the
+ * request is then declined (elicitation) or refused (sampling) with a reason.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -38,8 +39,8 @@ export interface InFlightCall {
 export interface ClientRequestDeps {
   /** The server's name as configured. */
   server: string;
-  /** The newest call in flight, if any. */
-  current: () => InFlightCall | undefined;
+  /** The calls in flight, oldest first. */
+  calls: () => readonly InFlightCall[];
   sampler?: McpSampler;
   log: Logger;
 }
@@ -48,6 +49,22 @@ export interface ClientRequestDeps {
 export const SAMPLING_REJECTED = -1;
 
 export const NO_CALL_WAITING = 'no run of Navi is waiting on this server';
+export const CALLS_OF_SEVERAL_RUNS =
+  'calls of more than one run of Navi are waiting on this server, so Navi cannot tell whose call asks';
+
+/**
+ * The call a server's request is for: the newest in flight, as long as every call in flight is
+ * of one run. With calls of several runs (two sessions, a recall) the request might belong to any
+ * of them, and showing it to the person watching the newest could hand one session's question,
+ * or its answer, to another.
+ */
+function callAsking(calls: readonly InFlightCall[]): { call: InFlightCall } | { reason: string } {
+  const call = calls.at(-1);
+  if (!call) return { reason: NO_CALL_WAITING };
+  const run = call.origin.runId;
+  if (calls.some((c) => c.origin.runId !== run)) return { reason: CALLS_OF_SEVERAL_RUNS };
+  return { call };
+}
 
 /** How many forms and sampling confirmations one call may have waiting for the person at once. */
 export const MAX_OPEN_ASKS = 3;
@@ -86,9 +103,11 @@ const reasonOf = (signal: AbortSignal, fallback: string): string => {
 /** Installs both handlers on a client whose capabilities declare elicitation and sampling. */
 export function handleClientRequests(client: Client, deps: ClientRequestDeps): void {
   client.setRequestHandler(ElicitRequestLooseSchema, async (request, extra): Promise<ElicitResult> => {
-    const call = deps.current();
+    const asking = callAsking(deps.calls());
+    const call = 'call' in asking ? asking.call : undefined;
     if (!call?.origin.elicit) {
-      deps.log.info({ reason: NO_CALL_WAITING }, 'MCP elicitation declined');
+      const reason = 'reason' in asking ? asking.reason : NO_CALL_WAITING;
+      deps.log.info({ reason }, 'MCP elicitation declined');
       return { action: 'decline' };
     }
     if ((call.open ?? 0) >= MAX_OPEN_ASKS) {
@@ -124,10 +143,11 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
   client.setRequestHandler(
     CreateMessageRequestSchema,
     async (request, extra): Promise<CreateMessageResult> => {
-      const call = deps.current();
       const refuse = (reason: string) =>
         new ClientRequestError(SAMPLING_REJECTED, `Navi refused to sample: ${reason}`);
-      if (!call) throw refuse(`${NO_CALL_WAITING}, so nobody can approve it`);
+      const asking = callAsking(deps.calls());
+      if ('reason' in asking) throw refuse(`${asking.reason}, so nobody can approve it`);
+      const call = asking.call;
       const confirm = call.origin.confirm;
       if (!confirm) throw refuse('this call cannot ask anyone to approve it');
       if (!deps.sampler) throw refuse('Navi has no model for servers to use');

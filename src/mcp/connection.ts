@@ -9,6 +9,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
+  ErrorCode,
+  McpError,
   type ReadResourceResult,
   type Tool,
   ToolListChangedNotificationSchema,
@@ -16,6 +18,7 @@ import {
 import type { Logger } from 'pino';
 import { SESSION_META_KEY } from '../protocol/mcp-meta.js';
 import type { ToolContext } from '../tools/types.js';
+import { CallLimit, MAX_TIMER_MS } from '../util/call-limit.js';
 import { type CatalogPart, type McpResourceTemplateInfo, refreshCatalog, watchCatalog } from './catalog.js';
 import { handleClientRequests, type InFlightCall } from './client-requests.js';
 import { serverEnvironment } from './env.js';
@@ -59,10 +62,16 @@ const STDERR_KEPT = 5;
  */
 export interface CallOrigin {
   sessionId?: string;
+  /** The run making the call (a subagent's calls are its parent run's); none outside a run. */
+  runId?: string;
   callId?: string;
   confirm?: ToolContext['confirm'];
   elicit?: ToolContext['elicit'];
 }
+
+/** A call's time limit passed: the error the SDK gives for its own request timeout. */
+const requestTimedOut = (timeout: number) =>
+  McpError.fromError(ErrorCode.RequestTimeout, 'Request timed out', { timeout });
 
 /** Thrown when a tool is called while its server is not ready. */
 export class McpUnavailableError extends Error {}
@@ -176,16 +185,20 @@ export class McpConnection {
     const client = this.client;
     if (this.state !== 'ready' || !client) throw new McpUnavailableError(this.unavailableMessage());
     const generation = this.generation;
-    // The SDK leaves a listener on the signal it is given; a per-call signal keeps a run's
-    // long-lived signal from collecting one per call.
-    const local = new AbortController();
-    const forward = () => local.abort(signal.reason);
-    if (signal.aborted) forward();
-    else signal.addEventListener('abort', forward, { once: true });
+    // The time limit is kept here, not by the SDK, so that it can wait while the person answers
+    // what the server asks back (CallOrigin): the SDK's own would run on. Timing out, it aborts
+    // the request with the error the SDK gives. A per-call signal also keeps a run's long-lived
+    // one from collecting the listener the SDK leaves on the signal it is given.
+    const local = new CallLimit(signal, timeoutMs, requestTimedOut);
+    const { confirm, elicit } = caller;
     // Not `local`: aborting that after the call would send the server a needless cancellation.
     const ended = new AbortController();
     const flight: InFlightCall = {
-      origin: caller,
+      origin: {
+        ...caller,
+        ...(confirm && { confirm: (request) => local.hold(confirm(request)) }),
+        ...(elicit && { elicit: (request) => local.hold(elicit(request)) }),
+      },
       signal: AbortSignal.any([local.signal, ended.signal]),
       samplings: 0,
     };
@@ -197,7 +210,8 @@ export class McpConnection {
           : {};
       return (await client.callTool({ name: tool, arguments: args, ...meta }, undefined, {
         signal: local.signal,
-        timeout: timeoutMs,
+        // Beyond any call's reach: `local` ends the call first.
+        timeout: MAX_TIMER_MS,
       })) as CallToolResult;
     } catch (err) {
       if (signal.aborted) {
@@ -217,7 +231,7 @@ export class McpConnection {
       }
       throw err;
     } finally {
-      signal.removeEventListener('abort', forward);
+      local.end();
       this.inFlight.splice(this.inFlight.indexOf(flight), 1);
       ended.abort(new Error(`the call to ${tool} ended`));
     }
@@ -282,7 +296,7 @@ export class McpConnection {
     answerRoots(client, () => this.deps.roots?.() ?? []);
     handleClientRequests(client, {
       server: this.config.name,
-      current: () => this.inFlight.at(-1),
+      calls: () => this.inFlight,
       log: this.log,
       ...(this.deps.sampler && { sampler: this.deps.sampler }),
     });

@@ -50,6 +50,7 @@ export function mcpToolDefinition(
           // What the server asks back during the call reaches the person watching this run.
           {
             sessionId: ctx.sessionId,
+            runId: ctx.runId,
             callId: ctx.callId,
             confirm: ctx.confirm,
             ...(ctx.elicit && { elicit: ctx.elicit }),
