@@ -5,7 +5,9 @@
  *   which fails the pending request at once (the SDK rejects a request whose POST fails);
  * - `text/event-stream` bodies are passed on one whole event at a time; an event over the
  *   limit is dropped as it streams in and replaced by an error response for the request the
- *   POST carried (see message-limit.ts). The connection stays usable in both cases.
+ *   POST carried (see message-limit.ts). The connection stays usable in both cases;
+ * - any other body (an error page of a failed request, which the SDK reads whole into its
+ *   error message) is cut after `maxBytes`.
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
@@ -29,8 +31,33 @@ export function limitedFetch(
         headers: response.headers,
       });
     }
-    return response;
+    return cutAfter(response, maxBytes);
   };
+}
+
+/** `response` with its body ending after `maxBytes`; the rest is never read. */
+function cutAfter(response: Response, maxBytes: number): Response {
+  let left = maxBytes;
+  const cut = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (chunk.length >= left) {
+        controller.enqueue(chunk.subarray(0, left));
+        left = 0;
+        // Ends the body here and cancels the server's stream.
+        controller.terminate();
+        return;
+      }
+      left -= chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response((response.body as ReadableStream<Uint8Array>).pipeThrough(cut), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 function requestIds(body: unknown): RequestId[] {
