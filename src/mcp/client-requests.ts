@@ -198,7 +198,11 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
         call.open = (call.open ?? 1) - 1;
       });
       if (!answer) throw refuse(`nobody waits for it any more (${reasonOf(signal, 'the call ended')})`);
-      if (!answer.approved) throw refuse(`the person did not allow it (${answer.reason})`);
+      // Only the person's own no is theirs; else nobody was asked or nobody answered.
+      if (!answer.approved)
+        throw refuse(
+          answer.declined ? 'the person did not allow it' : `nobody allowed it (${answer.reason})`,
+        );
       try {
         const reply = await deps.sampler({
           messages,
