@@ -6,11 +6,19 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testSettings } from '../config/settings.js';
 import { MCP_LIST_LIMIT } from '../protocol/rest.js';
 import { ToolRegistry } from '../tools/registry.js';
+import {
+  type CatalogHolder,
+  MAX_CATALOG_PAGES,
+  MAX_URI_CHARS,
+  refreshCatalog,
+  watchCatalog,
+} from './catalog.js';
 import {
   bin,
   fastTiming,
@@ -268,5 +276,120 @@ describe('roots without a source', () => {
 
   it('answers roots/list with no roots', async () => {
     expect(JSON.parse((await callTool(registry, 'mcp__catalog__list_roots')).output)).toEqual([]);
+  });
+});
+
+describe('what a hostile server cannot make the catalog do', () => {
+  type Page = { items: Record<string, unknown>[]; nextCursor?: string };
+  /** A client whose lists answer `page(cursor, list)`, counting the pages asked for. */
+  function fakeClient(page: (cursor: string | undefined, list: 'resources' | 'prompts') => Page) {
+    const asked: (string | undefined)[] = [];
+    const handlers: (() => unknown)[] = [];
+    const answer = (key: 'resources' | 'prompts') => async (params?: { cursor?: string }) => {
+      asked.push(params?.cursor);
+      const p = page(params?.cursor, key);
+      return { [key]: p.items, ...(p.nextCursor !== undefined && { nextCursor: p.nextCursor }) };
+    };
+    const client = {
+      getServerCapabilities: () => ({ resources: {}, prompts: {} }),
+      listResources: answer('resources'),
+      listResourceTemplates: async () => ({ resourceTemplates: [] }),
+      listPrompts: answer('prompts'),
+      setNotificationHandler: (_: unknown, handler: () => unknown) => handlers.push(handler),
+    } as unknown as Client;
+    return { client, asked, handlers };
+  }
+  const holder = (): CatalogHolder => ({
+    offersResources: false,
+    resources: [],
+    resourceCount: 0,
+    resourceTemplates: [],
+    resourceTemplateCount: 0,
+    prompts: [],
+    promptCount: 0,
+    lastError: null,
+  });
+  const options = { timeoutMs: 1_000, log: pino({ level: 'silent' }), current: () => true };
+
+  it('ends a list at a cursor it has seen before', async () => {
+    const { client, asked } = fakeClient(() => ({
+      items: [{ uri: 'x://1', name: 'one' }],
+      nextCursor: 'again',
+    }));
+    const h = holder();
+    await refreshCatalog(client, h, ['resources'], options);
+    expect(asked).toEqual([undefined, 'again']);
+    expect(h.resourceCount).toBe(2);
+  });
+
+  it(`reads at most ${MAX_CATALOG_PAGES} pages of a list whose cursor never ends`, async () => {
+    let n = 0;
+    const { client, asked } = fakeClient(() => ({
+      items: [{ uri: `x://${n}`, name: 'n' }],
+      nextCursor: String(++n),
+    }));
+    const h = holder();
+    await refreshCatalog(client, h, ['resources'], options);
+    expect(asked).toHaveLength(MAX_CATALOG_PAGES);
+    expect(h.resourceCount).toBe(MAX_CATALOG_PAGES);
+  });
+
+  it('cuts long names and descriptions, leaves out an overlong URI and lists at most 50 arguments', async () => {
+    const long = 'n'.repeat(5_000);
+    const { client } = fakeClient((_, list) => ({
+      items:
+        list === 'resources'
+          ? [
+              { uri: `x://${'u'.repeat(MAX_URI_CHARS)}`, name: 'too long an address' },
+              { uri: 'x://ok', name: long, title: long, description: long, mimeType: long },
+            ]
+          : [
+              {
+                name: long,
+                description: long,
+                arguments: Array.from({ length: 80 }, (_, i) => ({ name: `a${i}` })),
+              },
+            ],
+    }));
+    const h = holder();
+    await refreshCatalog(client, h, ['resources', 'prompts'], options);
+    expect(h.resourceCount).toBe(1);
+    const [resource] = h.resources;
+    expect(resource?.uri).toBe('x://ok');
+    expect(resource?.name).toHaveLength(200);
+    expect(resource?.name.endsWith('…')).toBe(true);
+    expect(resource?.title).toHaveLength(200);
+    expect(resource?.mime_type).toHaveLength(200);
+    expect(resource?.description).toHaveLength(1_000);
+    const [prompt] = h.prompts;
+    expect(prompt?.description).toHaveLength(1_000);
+    expect(prompt?.name).toHaveLength(200);
+    expect(prompt?.arguments).toHaveLength(50);
+  });
+
+  it('folds a storm of list_changed into at most one more listing of each part', async () => {
+    const { client, handlers } = fakeClient(() => ({ items: [] }));
+    const listed: string[] = [];
+    let finish: () => void = () => undefined;
+    watchCatalog(client, (part) => {
+      listed.push(part);
+      return new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+    });
+    const [resourcesChanged] = handlers;
+    if (!resourcesChanged) throw new Error('no handler for resources/list_changed');
+    const storm = Array.from({ length: 1_000 }, () => resourcesChanged());
+    expect(listed).toEqual(['resources']);
+    finish();
+    await waitFor('the second listing', () => listed.length === 2);
+    finish();
+    await Promise.all(storm);
+    expect(listed).toEqual(['resources', 'resources']);
+    // Once quiet, the next announcement lists again.
+    const later = resourcesChanged();
+    expect(listed).toHaveLength(3);
+    finish();
+    await later;
   });
 });

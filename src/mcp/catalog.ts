@@ -237,8 +237,28 @@ export async function refreshCatalog(
   }
 }
 
-/** Calls `changed` with the part a server announces as changed (`list_changed`). */
+/**
+ * Calls `changed` with the part a server announces as changed (`list_changed`). Announcements
+ * that arrive while a part is being listed again are folded into one more listing after it, so a
+ * server sending thousands of them costs at most two listings of each part, not a queue of
+ * thousands.
+ */
 export function watchCatalog(client: Client, changed: (part: CatalogPart) => Promise<void>): void {
-  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => changed('resources'));
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed('prompts'));
+  const listing = new Map<CatalogPart, 'running' | 'again'>();
+  const announce = async (part: CatalogPart) => {
+    if (listing.has(part)) {
+      listing.set(part, 'again');
+      return;
+    }
+    try {
+      do {
+        listing.set(part, 'running');
+        await changed(part);
+      } while (listing.get(part) === 'again');
+    } finally {
+      listing.delete(part);
+    }
+  };
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => announce('resources'));
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => announce('prompts'));
 }
