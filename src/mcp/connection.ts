@@ -5,7 +5,10 @@
  */
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
@@ -22,7 +25,13 @@ import { CallLimit, MAX_TIMER_MS } from '../util/call-limit.js';
 import { type CatalogPart, type McpResourceTemplateInfo, refreshCatalog, watchCatalog } from './catalog.js';
 import { handleClientRequests, type InFlightCall } from './client-requests.js';
 import { serverEnvironment } from './env.js';
-import { describeFailure, failureWatchingFetch, type HttpFailure, isAuthFailure } from './http-failure.js';
+import {
+  describeFailure,
+  failureWatchingFetch,
+  type HttpFailure,
+  isAuthFailure,
+  summariseBody,
+} from './http-failure.js';
 import { limitedFetch } from './limited-fetch.js';
 import { type NaviOAuthProvider, tokenFacts } from './oauth/provider.js';
 import type { McpOAuthRecord } from './oauth/token-store.js';
@@ -228,6 +237,13 @@ export class McpConnection {
         throw new Error(
           `MCP server ${this.config.name} went down during the call (${this.lastError}); it is restarting`,
         );
+      }
+      // The SDK's message for a refused request carries the server's whole answer, which may echo
+      // Navi's token: the agent gets the summary, as last_error does.
+      if (err instanceof StreamableHTTPError) {
+        const status = err.code !== undefined && err.code > 0 ? `HTTP ${err.code}: ` : '';
+        const answer = err.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
+        throw new Error(`MCP server ${this.config.name} refused the call: ${status}${summariseBody(answer)}`);
       }
       throw err;
     } finally {
