@@ -59,6 +59,7 @@ import { SessionFileWriter } from '../tools/session-file-writer.js';
 import type { ToolDefinition } from '../tools/types.js';
 import { reloadUserTools } from '../tools/user-tools.js';
 import { SecretMasker } from '../util/secret-masker.js';
+import { agentVault } from '../vault/agent-vault.js';
 import { openVault, vaultOptions } from '../vault/index.js';
 import { PgRunCluster } from './cluster/pg-run-cluster.js';
 import { lazyVault } from './lazy-vault.js';
@@ -182,6 +183,7 @@ export async function createServices(
   // Without a working bubblewrap, terminal and code_exec ask before every call (see docs/tools.md#shipped-defaults).
   const sandbox = new BwrapSandbox();
   const sandboxAvailable = settings.NAVI_SANDBOX !== 'off' && (await sandbox.probe()).available;
+  const agentSecrets = agentVault(vault);
   const executor = new ToolExecutor({
     registry,
     settings,
@@ -189,9 +191,11 @@ export async function createServices(
     logger,
     sandboxAvailable,
     secrets,
+    // Through the agent's view of the vault: Navi's own records (the OAuth tokens of MCP
+    // servers) answer as unknown secrets, so no tool argument can carry one.
     references: {
       resolve: (id, field, use) =>
-        vault.resolve(id, field, { actor: 'agent', session_id: use.sessionId, tool: use.tool }),
+        agentSecrets.resolve(id, field, { actor: 'agent', session_id: use.sessionId, tool: use.tool }),
     },
   });
   const networkAllowed = (profileId: string): boolean => profiles.get(profileId)?.network_access === true;

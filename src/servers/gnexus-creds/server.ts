@@ -4,9 +4,9 @@
  * and each tool then answers how to unlock it.
  */
 import { isAbsolute, resolve } from 'node:path';
+import { agentVault } from '../../vault/agent-vault.js';
 import type { Vault } from '../../vault/types.js';
 import { type ShippedToolServer, shippedToolServer } from '../common/run-server.js';
-import { agentVault } from './agent-vault.js';
 import { archiveSecretTool } from './tools/archive-secret.js';
 import { createSecretTool } from './tools/create-secret.js';
 import { getSecretTool } from './tools/get-secret.js';

@@ -1,10 +1,11 @@
 /**
- * The vault as the agent sees it through the gnexus-creds tools: the records Navi keeps there
+ * The vault as the agent sees it, through the gnexus-creds tools and through the vault
+ * references (`{{secret:<id>.<field>}}`) in its tool calls: the records Navi keeps there
  * for itself (tagged with one of NAVI_INTERNAL_TAGS, such as the OAuth tokens of MCP servers)
  * do not exist. Reading, revealing, changing or archiving one answers `not_found` exactly as
  * an unknown id does, searches leave them out, and no secret can be given such a tag, so the
  * agent can neither read Navi's tokens nor plant a record Navi would take for its own.
- * Navi itself (REST, the Vault page, the token store) uses the vault unwrapped.
+ * Navi itself (REST, the Vault page, the token store, its settings) uses the vault unwrapped.
  */
 import {
   type AuditContext,
@@ -17,8 +18,8 @@ import {
   type SecretStatus,
   type Vault,
   VaultError,
-} from '../../vault/types.js';
-import { LIMITS, notFound } from '../../vault/validation.js';
+} from './types.js';
+import { LIMITS, notFound } from './validation.js';
 
 function refuseInternalTags(tags: readonly string[] | undefined): void {
   if (tags && isNaviInternal(tags))
