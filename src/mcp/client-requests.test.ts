@@ -23,7 +23,13 @@ async function pair(call: InFlightCall, others: InFlightCall[] = []) {
     server: 'asking',
     calls: () => [...others, call],
     log: pino({ level: 'silent' }),
-    sampler: async () => ({ text: 'hi', model: 'm', stopReason: 'endTurn' }),
+    sampler: {
+      choose: () => ({
+        backend: { id: 'openai', description: 'openai at https://api.example.com/v1', location: 'remote' },
+        model: 'm',
+        answer: async () => ({ text: 'hi', model: 'm', stopReason: 'endTurn' }),
+      }),
+    },
   });
   const server = new Server({ name: 'asking', version: '0' }, { capabilities: {} });
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -101,6 +107,28 @@ describe('handleClientRequests', () => {
       content: { name: 'a2' },
     });
     expect(asked).toEqual(['a2']);
+  });
+
+  it('names the backend and model that would answer, and whether the prompt leaves the machine', async () => {
+    const asked: Record<string, unknown>[] = [];
+    const call: InFlightCall = {
+      origin: {
+        callId: 'c1',
+        confirm: async (request) => {
+          asked.push(request.args);
+          return { approved: true };
+        },
+      },
+      signal: new AbortController().signal,
+      samplings: 0,
+    };
+    const server = await pair(call);
+    expect(await server.createMessage(sampling)).toMatchObject({ model: 'm', content: { text: 'hi' } });
+    expect(asked[0]).toMatchObject({
+      server: 'asking',
+      backend: { id: 'openai', description: 'openai at https://api.example.com/v1', location: 'remote' },
+      model: 'm',
+    });
   });
 
   it('stops waiting for a sampling confirmation when the call ends, and frees its place', async () => {

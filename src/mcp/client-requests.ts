@@ -23,7 +23,7 @@ import { MCP_SAMPLING_TOOL, type SamplingConfirmArgs } from '../protocol/events.
 import { raceAbort } from '../util/race-abort.js';
 import type { CallOrigin } from './connection.js';
 import { ELICITATION_LIMITS, elicitationForm } from './elicitation-form.js';
-import { type McpSampler, SAMPLING_LIMITS, type SamplingMessage } from './sampler.js';
+import { type McpSampler, SAMPLING_LIMITS, type SamplingChoice, type SamplingMessage } from './sampler.js';
 
 /** One call of the server in flight, as the requests it sends back meanwhile see it. */
 export interface InFlightCall {
@@ -166,12 +166,21 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
           `${stopSequences.length} stop sequences; Navi takes at most ${SAMPLING_LIMITS.stopSequences}`,
         );
       if ((call.open ?? 0) >= MAX_OPEN_ASKS) throw refuse(TOO_MANY_OPEN);
+      // Chosen before the person is asked: they approve this backend and model, which then answer.
+      let choice: SamplingChoice;
+      try {
+        choice = deps.sampler.choose();
+      } catch (err) {
+        throw refuse(`Navi has no model for servers to use (${(err as Error).message})`);
+      }
       call.samplings += 1;
       const hints = (params.modelPreferences?.hints ?? [])
         .map((h) => h.name)
         .filter((n): n is string => typeof n === 'string');
       const args: SamplingConfirmArgs = {
         server: deps.server,
+        backend: choice.backend,
+        model: choice.model,
         ...(params.systemPrompt ? { system_prompt: params.systemPrompt } : {}),
         messages: messages.map((m) => ({
           role: m.role,
@@ -204,7 +213,7 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
           answer.declined ? 'the person did not allow it' : `nobody allowed it (${answer.reason})`,
         );
       try {
-        const reply = await deps.sampler({
+        const reply = await choice.answer({
           messages,
           maxTokens,
           signal,

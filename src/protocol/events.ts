@@ -210,6 +210,14 @@ export const MCP_SAMPLING_TOOL = 'mcp_sampling';
 /** What the person is shown before an MCP server may use Navi's model. */
 export interface SamplingConfirmArgs {
   server: string;
+  /**
+   * The backend that would answer: its id (`ollama`, `openai`, `llamacpp`), its description (where
+   * it lives), and `location`, when Navi can tell: `local` (this machine) or `remote` (the prompt
+   * leaves the machine).
+   */
+  backend: { id: string; description: string; location?: 'local' | 'remote' };
+  /** The model that would answer. */
+  model: string;
   /** The server's system prompt, when it sent one. */
   system_prompt?: string;
   /** The conversation the server wants answered; non-text parts are named (`[image]`). */

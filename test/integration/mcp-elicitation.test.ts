@@ -298,12 +298,20 @@ describe('MCP servers asking back: elicitation and sampling', () => {
         messages: [{ role: 'user', text: 'Summarise: tea is good.' }],
         max_tokens: 4096,
         model_hints: ['small'],
+        // The fake LLM listens on this machine: the prompt would not leave it.
+        backend: {
+          id: 'openai',
+          description: expect.stringMatching(/^openai at http:\/\/127\.0\.0\.1/),
+          location: 'local',
+        },
+        model: expect.any(String),
       },
     });
     client.send({ type: 'tool_confirm', call_id: confirm.call_id, approved: true });
     await client.waitForRunEnd(mark);
     const chats = chatRequests(app.fake);
     const sampling = chats.at(-2);
+    expect(sampling?.body.model).toBe((confirm.args as { model: string }).model);
     expect(sampling?.body.max_tokens).toBe(4096);
     expect(sampling?.body.tools).toBeUndefined();
     expect(sampling?.body.messages?.map((m) => [m.role, m.content])).toEqual([
