@@ -150,6 +150,17 @@ export class NaviOAuthProvider implements OAuthClientProvider {
       this.verifier = undefined;
       return;
     }
+    if (scope === 'tokens' && !this.options.ignoreStoredTokens) {
+      // The SDK gave up on a refresh (invalid_grant). Another process sharing the vault may have
+      // rotated the tokens, spending the refresh token this one held: then the vault's newer
+      // tokens are kept, and the SDK's retry refreshes with them instead of asking the person.
+      const failed = this.load()?.tokens;
+      const current = this.options.store.reload?.(this.options.server);
+      if (current?.tokens && !sameTokens(current.tokens, failed)) {
+        this.options.onTokens?.(current);
+        return;
+      }
+    }
     if (scope === 'all') {
       this.fresh = undefined;
       this.options.store.remove(this.options.server);
@@ -212,4 +223,8 @@ export function tokenFacts(record: McpOAuthRecord | undefined): {
       ? new Date(record.tokensAt + expiresIn * 1000).toISOString()
       : null;
   return { scope: tokens?.scope ?? null, expires_at: expiresAt };
+}
+
+function sameTokens(a: OAuthTokens, b: OAuthTokens | undefined): boolean {
+  return a.access_token === b?.access_token && a.refresh_token === b?.refresh_token;
 }

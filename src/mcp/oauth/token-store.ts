@@ -21,6 +21,11 @@ export interface McpOAuthRecord {
 export interface McpTokenStore {
   load(server: string): McpOAuthRecord | undefined;
   save(server: string, record: McpOAuthRecord): void;
+  /**
+   * The record read again from where it is kept, past any cache: another process sharing the
+   * store may have changed it (rotated the tokens). Without it, `load` is taken as current.
+   */
+  reload?(server: string): McpOAuthRecord | undefined;
   /** Forgets everything kept for the server; nothing happens when there was nothing. */
   remove(server: string): void;
   /** Throws, saying why and what to do, when nothing can be stored now (a locked vault). */

@@ -4,7 +4,11 @@
  * record (tokens, registration, discovery). Encrypted at rest like every secret field.
  *
  * Records are read from the vault once and kept in memory: the SDK asks for the tokens on
- * every request, and every read of a secret field is an audit entry.
+ * every request, and every read of a secret field is an audit entry. Several Navi processes may
+ * share one vault (`navi mcp` beside `navi serve`, a PostgreSQL cluster), so the cache is not
+ * the last word: `reload` reads a record again (after a refused refresh, another process may
+ * have rotated the tokens), a record is looked up in the vault before one is created, and a
+ * removal archives what the vault holds.
  */
 import { MCP_OAUTH_TAG, parseSecretReference } from '../../protocol/vault.js';
 import type { Vault } from '../../vault/types.js';
@@ -49,14 +53,21 @@ export class VaultTokenStore implements McpTokenStore {
     return this.entry(server)?.record;
   }
 
+  /** The record as the vault holds it now, read again whatever this process cached. */
+  reload(server: string): McpOAuthRecord | undefined {
+    this.cache.delete(server);
+    return this.entry(server)?.record;
+  }
+
   save(server: string, record: McpOAuthRecord): void {
     const value = JSON.stringify(record);
     const audit = { actor: 'navi' as const, reason: `OAuth tokens of MCP server ${server}` };
-    const found = this.entry(server);
+    // With none cached, another process may have created the record since: one record per server.
     const id = this.locked(() => {
+      const found = this.entry(server)?.id ?? this.find(server);
       if (found) {
-        this.vault.update(found.id, { fields: [{ name: FIELD, value, secret: true }] }, audit);
-        return found.id;
+        this.vault.update(found, { fields: [{ name: FIELD, value, secret: true }] }, audit);
+        return found;
       }
       return this.vault.create(
         {
@@ -75,30 +86,37 @@ export class VaultTokenStore implements McpTokenStore {
   }
 
   remove(server: string): void {
-    const found = this.entry(server);
+    // What the vault holds, not what was cached: another process may have created it.
+    const found = this.locked(() => this.find(server));
+    if (found)
+      this.locked(() =>
+        this.vault.archive(found, { actor: 'navi', reason: `OAuth of MCP server ${server} revoked` }),
+      );
+    // Only once the vault forgot it: a failed archive leaves the tokens in use.
     this.cache.set(server, null);
-    if (!found) return;
-    this.locked(() =>
-      this.vault.archive(found.id, { actor: 'navi', reason: `OAuth of MCP server ${server} revoked` }),
-    );
+  }
+
+  /** The id of the server's record in the vault now, read without decrypting anything. */
+  private find(server: string): string | undefined {
+    return this.vault
+      .search({ tag: MCP_OAUTH_TAG, limit: 200 })
+      .find((s) => s.name === oauthSecretName(server))?.id;
   }
 
   private entry(server: string): { id: string; record: McpOAuthRecord } | undefined {
     const cached = this.cache.get(server);
     if (cached !== undefined) return cached ?? undefined;
-    const found = this.locked(() =>
-      this.vault.search({ tag: MCP_OAUTH_TAG, limit: 200 }).find((s) => s.name === oauthSecretName(server)),
-    );
+    const found = this.locked(() => this.find(server));
     let entry: { id: string; record: McpOAuthRecord } | null = null;
     if (found) {
       const text = this.locked(() =>
-        this.vault.reveal(found.id, FIELD, { actor: 'navi', reason: `OAuth tokens of MCP server ${server}` }),
+        this.vault.reveal(found, FIELD, { actor: 'navi', reason: `OAuth tokens of MCP server ${server}` }),
       );
       try {
-        entry = { id: found.id, record: JSON.parse(text) as McpOAuthRecord };
+        entry = { id: found, record: JSON.parse(text) as McpOAuthRecord };
       } catch {
         // A record that is not JSON any more is as good as none: the person authorises again.
-        entry = { id: found.id, record: {} };
+        entry = { id: found, record: {} };
       }
     }
     this.cache.set(server, entry);
