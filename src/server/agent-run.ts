@@ -20,6 +20,7 @@ import {
   type ElicitationAction,
   isAfterRunEvent,
   isTerminalEvent,
+  MCP_SAMPLING_TOOL,
   type ServerEvent,
 } from '../protocol/events.js';
 import type { ConfirmAnswer, ConfirmRequest, ElicitAnswer, ElicitRequest } from '../tools/types.js';
@@ -76,6 +77,20 @@ export const CLIENT_CANNOT_CONFIRM: Record<RunSource, string> = {
 };
 export const RECALL_CANNOT_CONFIRM =
   "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
+
+/**
+ * Why a server's use of Navi's model (`mcp_sampling`) was refused without the person. Unlike a
+ * tool's confirmation, no policy, profile or trusted_tools applies to it: only the person can allow
+ * it, so nothing lets a run that cannot ask them allow it.
+ */
+export const RECALL_CANNOT_CONFIRM_SAMPLING =
+  "a recall runs on its own with nobody to approve a server's use of Navi's model, and nothing lets a recall allow it";
+const clientCannotConfirmSampling = (client: string) =>
+  `it came through ${client}, where nobody can approve a server's use of Navi's model, and nothing lets such a run allow it`;
+export const CLIENT_CANNOT_CONFIRM_SAMPLING: Record<RunSource, string> = {
+  openai: clientCannotConfirmSampling('the OpenAI-compatible API'),
+  mcp: clientCannotConfirmSampling("Navi's MCP server"),
+};
 
 /** Why an MCP server's form was declined without the person (docs/mcp.md#elicitation). */
 export const NOBODY_TO_ELICIT = 'nobody is connected to answer it';
@@ -226,10 +241,13 @@ export class AgentRun {
       answer: Promise.resolve({ approved: false, reason }),
     });
     if (this.terminal || this.controller.signal.aborted) return refused(STOPPED_BEFORE_CONFIRM);
+    const sampling = request.tool === MCP_SAMPLING_TOOL;
     // Even with a client watching: the person did not start this run and may be away.
-    if (this.trigger === 'recall') return refused(RECALL_CANNOT_CONFIRM);
+    if (this.trigger === 'recall')
+      return refused(sampling ? RECALL_CANNOT_CONFIRM_SAMPLING : RECALL_CANNOT_CONFIRM);
     // Even with a web client watching: the person asking through another client waits there.
-    if (this.source) return refused(CLIENT_CANNOT_CONFIRM[this.source]);
+    if (this.source)
+      return refused((sampling ? CLIENT_CANNOT_CONFIRM_SAMPLING : CLIENT_CANNOT_CONFIRM)[this.source]);
     const someoneCanAnswer =
       [...this.subscribers].some((s) => s.kind === 'socket') || (this.options.watchedElsewhere?.() ?? false);
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);

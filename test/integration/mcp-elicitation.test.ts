@@ -8,7 +8,13 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_FORM_NOTES } from '../../src/agent/tool-turn.js';
-import type { EventOf, ServerEvent } from '../../src/protocol/events.js';
+import type { RunInput } from '../../src/agent/types.js';
+import { type EventOf, isTerminalEvent, type ServerEvent } from '../../src/protocol/events.js';
+import {
+  CLIENT_CANNOT_CONFIRM_SAMPLING,
+  RECALL_CANNOT_CONFIRM_SAMPLING,
+} from '../../src/server/agent-run.js';
+import { startHeadlessRun } from '../../src/server/headless-run.js';
 import type { RecordedRequest } from '../fake-llm/index.js';
 import { repoRoot, tempDir } from '../support/navi.js';
 import { type NaviWithLlm, startNaviWithLlm } from '../support/navi-with-llm.js';
@@ -359,6 +365,31 @@ describe('MCP servers asking back: elicitation and sampling', () => {
     expect(toolText(chats.at(-1))).toMatch(
       /Navi refused to sample: nobody allowed it \(nobody is connected to approve it\)/,
     );
+  });
+
+  it('refuses sampling in a recall and a client run with a reason of its own, naming no policy', async () => {
+    const runs: [Omit<RunInput, 'content'>, string][] = [
+      [{ trigger: 'recall' }, RECALL_CANNOT_CONFIRM_SAMPLING],
+      [{ trigger: 'user', source: 'openai' }, CLIENT_CANNOT_CONFIRM_SAMPLING.openai],
+      [{ trigger: 'user', source: 'mcp' }, CLIENT_CANNOT_CONFIRM_SAMPLING.mcp],
+    ];
+    for (const [input, reason] of runs) {
+      const id = await app.navi.createSession();
+      app.fake.enqueue(
+        { toolCalls: [{ id: 'c-auto', name: SAMPLE, arguments: { prompt: 'Hi', max_tokens: 10 } }] },
+        { text: 'Refused.' },
+      );
+      const ended = new Promise<ServerEvent[]>((resolve, reject) => {
+        const events: ServerEvent[] = [];
+        startHeadlessRun(app.navi.app.navi.runs, id, { content: 'sample', ...input }, (event) => {
+          events.push(event);
+          if (isTerminalEvent(event)) resolve(events);
+        }).catch(reject);
+      });
+      const call = ofType(await ended, 'tool_call')[0];
+      expect(call?.result).toContain(`Navi refused to sample: nobody allowed it (${reason})`);
+      expect(call?.result).not.toMatch(/autonomous|trusted_tools/);
+    }
   });
 
   it('declines a form a server sends while no call of it is in flight', async () => {
