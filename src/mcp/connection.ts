@@ -37,6 +37,7 @@ import { type NaviOAuthProvider, tokenFacts } from './oauth/provider.js';
 import type { McpOAuthRecord } from './oauth/token-store.js';
 import { answerRoots, type McpRoot } from './roots.js';
 import type { McpSampler } from './sampler.js';
+import { sideRequestLimit } from './side-request-limit.js';
 import { NaviStdioTransport } from './stdio-transport.js';
 import type {
   McpAuthInfo,
@@ -367,7 +368,8 @@ export class McpConnection {
         fetch: limitedFetch(
           c.maxMessageBytes,
           (bytes) => this.log.warn({ bytes, limit: c.maxMessageBytes }, 'dropped an oversized MCP message'),
-          watched,
+          // Discovery and token requests (a refresh inside the transport) get the connect time limit.
+          sideRequestLimit(watched, c.url, this.deps.timing.connectTimeoutMs),
         ),
         ...(provider && { authProvider: provider }),
       });

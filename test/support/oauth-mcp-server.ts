@@ -38,6 +38,8 @@ export interface OAuthMcpServerOptions {
   clients?: { client_id: string; client_secret?: string; redirect_uris: string[] }[];
   /** Issue no refresh tokens. */
   noRefreshTokens?: boolean;
+  /** Never answer a refresh at /token: the request stays open until the client gives up. */
+  refreshHangs?: boolean;
 }
 
 export interface AuthorizationRequestSeen {
@@ -72,6 +74,8 @@ export interface OAuthMcpEvents {
   mcpStatuses: number[];
   /** Tool calls that reached the MCP server, with the scopes of their token. */
   toolCalls: { tool: string; scopes: string[] }[];
+  /** Refreshes left unanswered (`refreshHangs`) whose client closed the request. */
+  abandonedRefreshes: number;
 }
 
 export interface OAuthMcpServer {
@@ -130,6 +134,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     issued: [],
     mcpStatuses: [],
     toolCalls: [],
+    abandonedRefreshes: 0,
   };
   const clients = new Map<string, Client>((options.clients ?? []).map((c) => [c.client_id, { ...c }]));
   const pending = new Map<string, PendingRequest>();
@@ -344,6 +349,12 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
         return refuse(400, 'invalid_grant', 'code_verifier does not match the code_challenge');
       grant = { client_id: client.client_id, scopes: code.scopes, resource: code.resource };
     } else if (grantType === 'refresh_token') {
+      if (options.refreshHangs) {
+        res.on('close', () => {
+          if (!res.writableEnded) events.abandonedRefreshes++;
+        });
+        return;
+      }
       const token = form.get('refresh_token') ?? '';
       const found = refreshTokens.get(token);
       if (!found || found.client_id !== client.client_id)

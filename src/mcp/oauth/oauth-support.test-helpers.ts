@@ -12,7 +12,7 @@ import { openVault } from '../../vault/index.js';
 import type { Vault } from '../../vault/types.js';
 import { fastTiming, toolContext, waitFor, writeConfig } from '../fixtures/harness.js';
 import { McpManager } from '../manager.js';
-import type { McpServerStatus } from '../types.js';
+import type { McpServerStatus, McpTimingOptions } from '../types.js';
 import { VaultTokenStore } from './vault-token-store.js';
 
 export const REDIRECT_BASE = 'http://127.0.0.1:8000';
@@ -41,7 +41,7 @@ export function vaultOptions(dir: string, masterKey = '') {
 /** A manager over `configs` (file name → config), its tokens in a fresh vault. */
 export async function oauthHarness(
   configs: Record<string, Record<string, unknown>>,
-  options: { logger?: Logger; vault?: (dir: string) => Vault } = {},
+  options: { logger?: Logger; vault?: (dir: string) => Vault; timing?: Partial<McpTimingOptions> } = {},
 ): Promise<OAuthHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'navi-mcp-oauth-'));
   const serversDir = join(dir, 'servers');
@@ -59,7 +59,7 @@ export async function oauthHarness(
       TOOL_MAX_OUTPUT_CHARS: '50000',
     }),
     logger: options.logger ?? pino({ level: 'silent' }),
-    timing: { ...fastTiming, backoffInitialMs: 50, backoffMaxMs: 100 },
+    timing: { ...fastTiming, backoffInitialMs: 50, backoffMaxMs: 100, ...options.timing },
     tokens: new VaultTokenStore(vault),
   });
   manager.start();
