@@ -120,7 +120,9 @@ describe('the navi command', () => {
     };
     writeFileSync(join(servers, 'everything.json'), JSON.stringify(config));
     const run = await runNavi(['doctor'], { ...env, MCP_SERVERS_DIR: servers }, dir);
-    expect(run.stdout).toMatch(/\[ok\] +mcp everything: ready \(stdio, [1-9]\d* tools\)/);
+    expect(run.stdout).toMatch(
+      /\[ok\] +mcp everything: ready \(stdio, [1-9]\d* tools, [1-9]\d* resources, [1-9]\d* prompts\)/,
+    );
     expect(run.code).toBe(0);
   });
 
