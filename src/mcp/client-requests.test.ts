@@ -134,11 +134,13 @@ describe('handleClientRequests', () => {
   it('stops waiting for a sampling confirmation when the call ends, and frees its place', async () => {
     const ended = new AbortController();
     let confirms = 0;
+    let withdrawn: AbortSignal | undefined;
     const call: InFlightCall = {
       origin: {
         callId: 'c1',
-        confirm: () => {
+        confirm: (request) => {
           confirms += 1;
+          withdrawn = request.signal;
           return never<ConfirmAnswer>();
         },
       },
@@ -152,5 +154,7 @@ describe('handleClientRequests', () => {
     ended.abort(new Error('the call to sample ended'));
     await expect(answer).rejects.toThrow(/nobody waits for it any more \(the call to sample ended\)/);
     expect(call.open).toBe(0);
+    // The run that shows the confirmation drops it too.
+    expect(withdrawn?.aborted).toBe(true);
   });
 });

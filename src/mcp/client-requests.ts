@@ -200,6 +200,8 @@ export function handleClientRequests(client: Client, deps: ClientRequestDeps): v
           callId: `${call.origin.callId ?? 'call'}/sampling/${call.samplings}`,
           tool: MCP_SAMPLING_TOOL,
           args: args as unknown as Record<string, unknown>,
+          // The run drops the confirmation too, rather than keeping it open until its timeout.
+          signal,
         }),
         signal,
         undefined,

@@ -251,6 +251,7 @@ export class AgentRun {
     const someoneCanAnswer =
       [...this.subscribers].some((s) => s.kind === 'socket') || (this.options.watchedElsewhere?.() ?? false);
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);
+    if (request.signal?.aborted) return refused(abortReason(request.signal));
     this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });
     const answer = new Promise<ConfirmAnswer>((resolve) => {
       const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
@@ -259,9 +260,14 @@ export class AgentRun {
         this.options.confirmTimeoutMs,
       );
       timer.unref();
+      // Withdrawn (its call ended, the server took the request back): nobody waits for the
+      // answer, so the entry goes and a late answer finds nothing pending.
+      const withdrawn = () => settle({ approved: false, reason: abortReason(request.signal) });
+      request.signal?.addEventListener('abort', withdrawn, { once: true });
       const settle = (answer: ConfirmAnswer) => {
         if (this.pending.get(request.callId)?.settle !== settle) return;
         clearTimeout(timer);
+        request.signal?.removeEventListener('abort', withdrawn);
         this.pending.delete(request.callId);
         resolve(answer);
       };

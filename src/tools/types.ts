@@ -71,6 +71,12 @@ export interface ConfirmRequest {
   callId: string;
   tool: string;
   args: ToolParams;
+  /**
+   * Aborted when nobody waits for the answer any more (a server's sampling request whose call
+   * ended or which the server withdrew): the confirmation is then refused with the signal's
+   * reason and stops waiting.
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -114,6 +114,45 @@ describe('server asks in the timeline', () => {
     expect(c2.samplings?.[0]?.state).toBeNull();
   });
 
+  it("withdraws a form and a sampling confirmation still open once their call's result arrives", () => {
+    const t = new Timeline((callback) => callback());
+    apply(t, [
+      start,
+      started('c1'),
+      asked,
+      {
+        type: 'tool_confirm_request',
+        call_id: 'c1/sampling/1',
+        tool: 'mcp_sampling',
+        args: { server: 'asking', messages: [{ role: 'user', text: 'Hi' }], max_tokens: 5 },
+      },
+    ]);
+    const c1 = card(t, 'c1');
+    expect(waitsForPerson(c1)).toBe(true);
+    const result: ServerEvent = {
+      type: 'tool_call',
+      call_id: 'c1',
+      tool: 'mcp__asking__ask',
+      args: {},
+      result: 'x',
+      success: false,
+      is_subagent: false,
+    };
+    apply(t, [result], 4);
+    expect(waitsForPerson(c1)).toBe(false);
+    expect(c1.samplings?.[0]?.state).toBeNull();
+    const form = c1.elicitations?.[0];
+    expect(form?.state).toBe('resolved');
+    expect(elicitationLine(form as never)).toBe('Withdrawn: the call ended before anyone answered.');
+    // How the form ended, reported after all, still says so.
+    apply(
+      t,
+      [{ type: 'elicitation_resolved', elicitation_id: 'e1', action: 'cancel', reason: 'the call ended' }],
+      5,
+    );
+    expect(elicitationLine(form as never)).toBe('Cancelled: the call ended.');
+  });
+
   it('keeps an ordinary confirmation whose id only looks like a sampling one on a card of its own', () => {
     const t = new Timeline((callback) => callback());
     apply(t, [start, { type: 'tool_confirm_request', call_id: 'x/sampling/1', tool: 'terminal', args: {} }]);

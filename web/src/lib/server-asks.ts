@@ -35,9 +35,14 @@ export function addSampling(card: ToolEntry, event: EventOf<'tool_confirm_reques
     });
 }
 
-/** Once the call is over nobody can answer what it still asked. */
-export function expireSamplings(card: ToolEntry): void {
+/**
+ * Once the call is over nobody can answer what it still asked: a sampling confirmation still
+ * waiting is withdrawn (state null), and so is a form still open or sending (resolved with no
+ * action). The form's own `elicitation_resolved`, if it comes later, still says how it ended.
+ */
+export function withdrawAsks(card: ToolEntry): void {
   for (const sampling of card.samplings ?? []) if (sampling.state === 'pending') sampling.state = null;
+  for (const form of card.elicitations ?? []) if (form.state !== 'resolved') form.state = 'resolved';
 }
 
 /** Puts a server's form on the card of its call; a replayed one is not shown twice. */
@@ -71,8 +76,9 @@ export function resolveElicitation(cards: Iterable<ToolEntry>, event: EventOf<'e
   if (event.reason !== undefined) form.reason = event.reason;
 }
 
-/** The line a resolved form becomes. */
+/** The line a resolved form becomes; with no action, its call ended before it was answered. */
 export function elicitationLine(form: ElicitationView): string {
+  if (form.action === undefined) return 'Withdrawn: the call ended before anyone answered.';
   if (form.action === 'accept') return `You answered ${form.server}'s form.`;
   if (form.reason) return `${form.action === 'decline' ? 'Declined' : 'Cancelled'}: ${form.reason}.`;
   return form.action === 'decline' ? 'Declined.' : 'Cancelled.';
@@ -112,9 +118,9 @@ export function applyServerAsk(event: ServerEvent, cards: () => ToolEntry[]): bo
   }
   if (event.type === 'tool_call') {
     const card = findCard(event.call_id);
-    if (card) expireSamplings(card);
+    if (card) withdrawAsks(card);
   } else if (isTerminalEvent(event)) {
-    for (const card of cards()) expireSamplings(card);
+    for (const card of cards()) withdrawAsks(card);
   }
   return false;
 }
