@@ -239,13 +239,8 @@ export class McpConnection {
           `MCP server ${this.config.name} went down during the call (${this.lastError}); it is restarting`,
         );
       }
-      // The SDK's message for a refused request carries the server's whole answer, which may echo
-      // Navi's token: the agent gets the summary, as last_error does.
-      if (err instanceof StreamableHTTPError) {
-        const status = err.code !== undefined && err.code > 0 ? `HTTP ${err.code}: ` : '';
-        const answer = err.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
-        throw new Error(`MCP server ${this.config.name} refused the call: ${status}${summariseBody(answer)}`);
-      }
+      if (err instanceof StreamableHTTPError)
+        throw new Error(`MCP server ${this.config.name} refused the call: ${refusalSummary(err)}`);
       throw err;
     } finally {
       local.end();
@@ -265,6 +260,12 @@ export class McpConnection {
     else signal.addEventListener('abort', forward, { once: true });
     try {
       return await client.readResource({ uri }, { signal: local.signal, timeout: timeoutMs });
+    } catch (err) {
+      if (err instanceof StreamableHTTPError)
+        throw new Error(
+          `MCP server ${this.config.name} refused to read the resource: ${refusalSummary(err)}`,
+        );
+      throw err;
     } finally {
       signal.removeEventListener('abort', forward);
     }
@@ -561,4 +562,15 @@ export class McpConnection {
     this.state = state;
     this.deps.onState(this);
   }
+}
+
+/**
+ * A request an HTTP server refused, as its status and a short summary of its answer. The SDK's
+ * message carries the server's whole answer, which may echo Navi's token: the agent gets the
+ * summary, as last_error does (credentials hidden, cut short).
+ */
+function refusalSummary(err: StreamableHTTPError): string {
+  const status = err.code !== undefined && err.code > 0 ? `HTTP ${err.code}: ` : '';
+  const answer = err.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
+  return `${status}${summariseBody(answer)}`;
 }
