@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { ChatToolCall } from '../llm/types.js';
+import { declinedByNavi } from '../mcp/client-requests.js';
 import type { PublishedContent, UiComponent } from '../protocol/rest.js';
 import type { BufferedMessage, StoredMessage } from '../store/types.js';
 import type { ToolExecutor } from '../tools/executor.js';
@@ -196,10 +197,15 @@ export const NO_FORM_BROKER = 'this run cannot show a form to anyone';
  */
 function askForm(state: RunState, notes: FormNotes): (request: ElicitRequest) => Promise<ElicitAnswer> {
   return async (request) => {
-    const ticket = state.elicit?.(request) ?? {
-      asked: false,
-      answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: NO_FORM_BROKER }),
-    };
+    // Declined by Navi before anyone was asked (docs/mcp.md#elicitation): only noted.
+    const declined = declinedByNavi(request.signal);
+    const ticket =
+      declined !== undefined
+        ? { asked: false, answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: declined }) }
+        : (state.elicit?.(request) ?? {
+            asked: false,
+            answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: NO_FORM_BROKER }),
+          });
     const id = request.id;
     if (ticket.asked)
       state.emit({
@@ -223,8 +229,10 @@ function askForm(state: RunState, notes: FormNotes): (request: ElicitRequest) =>
     else if (reason !== undefined) {
       const asked = request.message.length > 200 ? `${request.message.slice(0, 199)}…` : request.message;
       const ended = answer.action === 'decline' ? 'declined' : 'cancelled';
+      // No message: the question may have been another run's, so it is not passed on.
+      const quoted = asked === '' ? '' : ` ("${asked}")`;
       notes.lines.push(
-        `MCP server ${request.server} asked the person for input ("${asked}"); Navi ${ended} it because ${reason}.`,
+        `MCP server ${request.server} asked the person for input${quoted}; Navi ${ended} it because ${reason}.`,
       );
     }
     return answer;

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfirmAnswer, ElicitAnswer } from '../tools/types.js';
 import {
   CALLS_OF_SEVERAL_RUNS,
+  declinedByNavi,
   handleClientRequests,
   type InFlightCall,
   MAX_OPEN_ASKS,
@@ -52,10 +53,17 @@ const sampling = {
 describe('handleClientRequests', () => {
   it('declines forms and refuses sampling beyond the open questions one call may have', async () => {
     const asked: string[] = [];
+    const declined: [string, string | undefined][] = [];
     const call: InFlightCall = {
       origin: {
         callId: 'c1',
         elicit: (request) => {
+          // Declined before asking: the run only notes it for the call's result.
+          const reason = declinedByNavi(request.signal);
+          if (reason !== undefined) {
+            declined.push([request.message, reason]);
+            return Promise.resolve({ action: 'decline', reason });
+          }
           asked.push(request.id);
           return never<ElicitAnswer>();
         },
@@ -71,6 +79,7 @@ describe('handleClientRequests', () => {
     expect(await server.elicitInput({ message: 'one more', requestedSchema: form })).toEqual({
       action: 'decline',
     });
+    expect(declined).toEqual([['one more', TOO_MANY_OPEN]]);
     await expect(server.createMessage(sampling)).rejects.toThrow(TOO_MANY_OPEN);
     expect(asked).toHaveLength(MAX_OPEN_ASKS);
     expect(call.samplings).toBe(0);
@@ -82,8 +91,9 @@ describe('handleClientRequests', () => {
       origin: {
         runId,
         callId,
-        elicit: async () => {
-          asked.push(callId);
+        elicit: async (request) => {
+          const reason = declinedByNavi(request.signal);
+          asked.push(reason === undefined ? callId : `${callId} noted "${request.message}": ${reason}`);
           return { action: 'accept', content: { name: callId } };
         },
         confirm: async () => {
@@ -98,7 +108,9 @@ describe('handleClientRequests', () => {
     const mixed = await pair(callOf('run-a', 'a1'), [other]);
     expect(await mixed.elicitInput({ message: 'm', requestedSchema: form })).toEqual({ action: 'decline' });
     await expect(mixed.createMessage(sampling)).rejects.toThrow(CALLS_OF_SEVERAL_RUNS);
-    expect(asked).toEqual([]);
+    // Nobody is asked; each run's newest call notes the decline, without the question.
+    expect(asked).toEqual([`b1 noted "": ${CALLS_OF_SEVERAL_RUNS}`, `a1 noted "": ${CALLS_OF_SEVERAL_RUNS}`]);
+    asked.length = 0;
 
     // A subagent's calls are its parent run's: the newest is asked.
     const same = await pair(callOf('run-a', 'a2'), [callOf('run-a', 'a1')]);

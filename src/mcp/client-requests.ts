@@ -6,7 +6,9 @@
  * A server's request names no call, so it goes to the newest call of that server still in
  * flight: the person watching that call's run answers it. With no call in flight nobody waits
  * on the server, and with calls of several runs in flight nobody can tell whose call asks: the
- * request is then declined (elicitation) or refused (sampling) with a reason.
+ * request is then declined (elicitation) or refused (sampling) with a reason. A form declined while
+ * a call waits (the per-call limit, calls of several runs) is noted in that call's result, so the
+ * model can tell the person why.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -66,9 +68,33 @@ function callAsking(calls: readonly InFlightCall[]): { call: InFlightCall } | { 
   return { call };
 }
 
+/** The newest call in flight of each run, in the order of the runs' newest calls. */
+function newestOfEachRun(calls: readonly InFlightCall[]): InFlightCall[] {
+  const byRun = new Map<string | undefined, InFlightCall>();
+  for (const call of calls) {
+    byRun.delete(call.origin.runId);
+    byRun.set(call.origin.runId, call);
+  }
+  return [...byRun.values()];
+}
+
 /** How many forms and sampling confirmations one call may have waiting for the person at once. */
 export const MAX_OPEN_ASKS = 3;
 export const TOO_MANY_OPEN = `the server already waits for ${MAX_OPEN_ASKS} answers of the person during this call`;
+
+/**
+ * The reason of an already aborted `ElicitRequest.signal` for a form Navi declined before asking
+ * anyone (the per-call limit, calls of several runs): the run does not show such a form, and the
+ * call's result notes the decline for the model, as for any form declined without the person.
+ */
+export class FormDeclinedByNavi extends Error {
+  override name = 'FormDeclinedByNavi';
+}
+
+/** Why Navi declined the form before asking anyone, when `signal` carries such a decline. */
+export function declinedByNavi(signal: AbortSignal | undefined): string | undefined {
+  return signal?.aborted && signal.reason instanceof FormDeclinedByNavi ? signal.reason.message : undefined;
+}
 
 /**
  * The SDK's own request schema drops what its types do not name (a string's `pattern`); this one
@@ -103,19 +129,37 @@ const reasonOf = (signal: AbortSignal, fallback: string): string => {
 /** Installs both handlers on a client whose capabilities declare elicitation and sampling. */
 export function handleClientRequests(client: Client, deps: ClientRequestDeps): void {
   client.setRequestHandler(ElicitRequestLooseSchema, async (request, extra): Promise<ElicitResult> => {
-    const asking = callAsking(deps.calls());
+    const { message, requestedSchema } = request.params;
+    // Declined before anyone is asked: the call's result still tells the model why.
+    const declineFor = (calls: readonly InFlightCall[], reason: string, shown: string) => {
+      const signal = AbortSignal.abort(new FormDeclinedByNavi(reason));
+      for (const c of calls)
+        void c.origin.elicit?.({
+          id: randomUUID(),
+          callId: c.origin.callId ?? '',
+          server: deps.server,
+          message: shown,
+          form: { form_id: 'declined', fields: [], submit_label: 'Send' },
+          schema: {},
+          signal,
+        });
+    };
+    const inFlight = deps.calls();
+    const asking = callAsking(inFlight);
     const call = 'call' in asking ? asking.call : undefined;
     if (!call?.origin.elicit) {
       const reason = 'reason' in asking ? asking.reason : NO_CALL_WAITING;
       deps.log.info({ reason }, 'MCP elicitation declined');
+      // The question may be any run's: each run learns of it, but not what it asked.
+      if (reason === CALLS_OF_SEVERAL_RUNS) declineFor(newestOfEachRun(inFlight), reason, '');
       return { action: 'decline' };
     }
     if ((call.open ?? 0) >= MAX_OPEN_ASKS) {
       deps.log.warn({ reason: TOO_MANY_OPEN }, 'MCP elicitation declined');
+      declineFor([call], TOO_MANY_OPEN, clip(message, ELICITATION_LIMITS.messageChars));
       return { action: 'decline' };
     }
     const id = randomUUID();
-    const { message, requestedSchema } = request.params;
     const built = elicitationForm(`elicit-${id}`, requestedSchema);
     if (!built.ok)
       throw new ClientRequestError(ErrorCode.InvalidParams, `Navi cannot show this form: ${built.reason}`);

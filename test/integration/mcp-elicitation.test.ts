@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_FORM_NOTES } from '../../src/agent/tool-turn.js';
 import type { RunInput } from '../../src/agent/types.js';
+import { CALLS_OF_SEVERAL_RUNS } from '../../src/mcp/client-requests.js';
 import { type EventOf, isTerminalEvent, type ServerEvent } from '../../src/protocol/events.js';
 import {
   CLIENT_CANNOT_CONFIRM_SAMPLING,
@@ -390,6 +391,49 @@ describe('MCP servers asking back: elicitation and sampling', () => {
       expect(call?.result).toContain(`Navi refused to sample: nobody allowed it (${reason})`);
       expect(call?.result).not.toMatch(/autonomous|trusted_tools/);
     }
+  });
+
+  it("declines a form while calls of two runs wait on the server, and notes it in both calls' results without the question", async () => {
+    const { client } = await watch();
+    app.fake.enqueue({
+      toolCalls: [{ id: 'c-first', name: ASK, arguments: { message: 'Your name?', schema: booking } }],
+    });
+    const mark = client.events.length;
+    client.send({ type: 'message', content: 'Ask me' });
+    const open = (await client.waitFor(
+      (e) => e.type === 'elicitation_request',
+      15_000,
+      mark,
+    )) as EventOf<'elicitation_request'>;
+
+    const other = await app.navi.createSession();
+    app.fake.enqueue(
+      {
+        toolCalls: [{ id: 'c-second', name: ASK, arguments: { message: 'Secret plans?', schema: booking } }],
+      },
+      { text: 'Declined.' },
+    );
+    expect((await postMessage(app.navi, other, 'Ask too')).status).toBe(200);
+    const second = toolText(chatRequests(app.fake).at(-1));
+    expect(second).toMatch(/^\{"action":"decline"\}/);
+    expect(second).toContain(
+      `[Navi: MCP server asking asked the person for input; Navi declined it because ${CALLS_OF_SEVERAL_RUNS}.]`,
+    );
+
+    app.fake.enqueue({ text: 'Thanks.' });
+    client.send({
+      type: 'elicitation_answer',
+      elicitation_id: open.elicitation_id,
+      action: 'accept',
+      values: { name: 'Ada' },
+    });
+    await client.waitForRunEnd(mark);
+    const first = toolText(chatRequests(app.fake).at(-1));
+    expect(first).toMatch(/^\{"action":"accept"/);
+    expect(first).toContain(`Navi declined it because ${CALLS_OF_SEVERAL_RUNS}.`);
+    // Neither run reads the other's question.
+    expect(first).not.toContain('Secret plans?');
+    await client.close();
   });
 
   it('declines a form a server sends while no call of it is in flight', async () => {
