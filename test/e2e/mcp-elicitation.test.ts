@@ -150,6 +150,10 @@ describe.skipIf(!needsProgram('chromium', 'web client e2e'))(
       const ask = page.getByTestId('sampling-confirm').and(page.locator('[data-state="pending"]'));
       await ask.waitFor();
       await waitForText(ask, 'at most 300 tokens');
+      // The fake LLM (ollama here) listens on this machine: the card says the prompt stays on it.
+      const backend = ask.getByTestId('sampling-backend');
+      await waitForText(backend, 'on this machine');
+      expect(await backend.getAttribute('data-location')).toBe('local');
       await waitForText(ask.getByTestId('sampling-system'), 'Be brief.');
       await waitForText(ask.getByTestId('sampling-messages'), 'Summarise: tea is good.');
       await screenshot(page, 'laptop-light-sampling');
