@@ -229,6 +229,8 @@ export class McpConnection {
         throw new Error(`call to ${tool} on MCP server ${this.config.name} was stopped (${reason})`);
       }
       if (generation === this.generation && this.needsAuthorization(err)) {
+        const stepUp = this.scopeStepUp(tool);
+        if (stepUp) throw new Error(stepUp);
         this.markNeedsAuth(generation);
         throw new Error(
           `MCP server ${this.config.name} refused the call: ${this.lastError}. The call can be made once the person has authorised Navi.`,
@@ -432,6 +434,26 @@ export class McpConnection {
     this.setState('needs_auth');
   }
 
+  /**
+   * For a call refused with 403 insufficient_scope (step-up the SDK could not do without the
+   * person): the message failing that call only. The server stays ready for its other tools;
+   * its `auth` asks for the wider scope, so the MCP servers page offers Connect.
+   */
+  private scopeStepUp(tool: string): string | undefined {
+    const failure = this.lastFailure;
+    if (failure?.status !== 403 || failure.challenge?.error !== 'insufficient_scope') return undefined;
+    const scope = failure.challenge.scope;
+    this.wantedScope = scope;
+    this.auth = { status: 'needs_authorization', scope: scope ?? null, expires_at: null };
+    this.log.warn({ tool, scope: scope ?? null }, 'MCP tool needs a scope Navi was not granted');
+    const [needs, name] = [scope ? `the scope "${scope}"` : 'a scope it did not name', this.config.name];
+    return (
+      `MCP server ${name} refused the call to ${tool}: it needs ${needs}, which Navi was not granted ` +
+      `(${this.httpFailureText() ?? 'HTTP 403 insufficient_scope'}). Ask the person to grant it: Connect on ` +
+      `the MCP servers page, or \`navi mcp login ${name}\`. The server's other tools still work.`
+    );
+  }
+
   /** After a successful connect: the tokens it used, if it used any. */
   private authorized(): void {
     if (this.config.transport !== 'http') return;
@@ -442,6 +464,8 @@ export class McpConnection {
 
   /** The provider saved or forgot tokens (refresh, revocation). */
   tokensChanged(record: McpOAuthRecord | undefined): void {
+    // A refresh keeps the granted scope: a step-up still waiting for the person stays offered.
+    if (record?.tokens && this.wantedScope !== undefined) return;
     if (record?.tokens) this.auth = { status: 'authorized', ...tokenFacts(record) };
     else if (this.auth) this.auth = { status: 'needs_authorization', scope: null, expires_at: null };
   }
@@ -565,9 +589,8 @@ export class McpConnection {
 }
 
 /**
- * A request an HTTP server refused, as its status and a short summary of its answer. The SDK's
- * message carries the server's whole answer, which may echo Navi's token: the agent gets the
- * summary, as last_error does (credentials hidden, cut short).
+ * A refused request as its status and a short summary (credentials hidden, cut short), as
+ * last_error has it: the SDK's message carries the whole answer, which may echo Navi's token.
  */
 function refusalSummary(err: StreamableHTTPError): string {
   const status = err.code !== undefined && err.code > 0 ? `HTTP ${err.code}: ` : '';

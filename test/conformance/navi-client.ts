@@ -174,8 +174,13 @@ class Driver {
         );
       const result = await entry.tool.execute(args, toolContext());
       if (result.success) return result.output;
-      // A 403 for a scope not granted yet (step-up) sends the server back to needs_auth.
+      // A 401 sends the server back to needs_auth; a 403 for a scope not granted yet (step-up)
+      // fails this call only and offers Connect for the wider scope, which the person presses.
       if ((await this.settled()) === 'needs_auth') continue;
+      if (this.manager.server(SERVER)?.auth?.status === 'needs_authorization') {
+        await this.authorize();
+        continue;
+      }
       throw new Error(`${tool} failed: ${result.error ?? result.output}`);
     }
   }

@@ -88,7 +88,8 @@ export class McpAuthorizer {
   /**
    * Starts an authorisation: the page where the person authorises Navi. An HTTP server
    * that is ready on stored tokens is already authorised: `reconnect` is tried first for one
-   * that holds tokens but is not ready, and McpAuthError 409 says so.
+   * that holds tokens but is not ready, and McpAuthError 409 says so, unless one of its tools
+   * asked for a scope Navi was not granted (step-up).
    */
   async begin(
     target: AuthTarget,
@@ -100,7 +101,8 @@ export class McpAuthorizer {
     const base = checkRedirectBase(redirectBase);
     let connection = target.connection;
     const stored = this.read(store, config.name);
-    if (stored?.tokens && connection?.state !== 'needs_auth') {
+    // A ready server whose tool asked for a wider scope (step-up) waits for this authorisation.
+    if (stored?.tokens && connection?.state !== 'needs_auth' && connection?.wantedScope === undefined) {
       if (connection?.state !== 'ready') connection = await reconnect();
       if (connection?.state === 'ready')
         throw new McpAuthError(

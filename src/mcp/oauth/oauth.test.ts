@@ -135,17 +135,21 @@ describe('an HTTP server that asks for OAuth', () => {
     expect(status.auth?.status).toBe('needs_authorization');
   });
 
-  it('steps up: a 403 insufficient_scope waits for the person with the wanted scope', async () => {
+  it('steps up: a 403 insufficient_scope fails that call only and offers Connect for the wanted scope', async () => {
     await setUp({ autoApprove: true, scopesSupported: ['mcp:read'], stepUpScope: 'mcp:admin' });
     await h.waitForState('needs_auth');
     await authorise();
     const refused = await h.call('stepup');
     expect(refused.success).toBe(false);
     expect(refused.error).toContain('HTTP 403');
-    expect(refused.error).toContain('mcp:admin');
-    const status = await h.waitForState('needs_auth');
-    expect(status.last_error).toContain('with scope "mcp:read mcp:admin"');
+    expect(refused.error).toContain('it needs the scope "mcp:read mcp:admin"');
+    expect(refused.error).toContain('Connect on the MCP servers page, or `navi mcp login remote`');
+    // The server stays ready: its other tools still work with the token Navi holds.
+    const status = h.status();
+    expect(status.state).toBe('ready');
     expect(status.auth).toMatchObject({ status: 'needs_authorization', scope: 'mcp:read mcp:admin' });
+    expect(await h.call('whoami')).toMatchObject({ success: true });
+    expect(h.status().auth).toMatchObject({ status: 'needs_authorization', scope: 'mcp:read mcp:admin' });
     // Bounded: the SDK's own step-up tried once (a refresh), then gave up.
     expect(server.events.mcpStatuses.filter((s) => s === 403).length).toBeLessThanOrEqual(2);
 
