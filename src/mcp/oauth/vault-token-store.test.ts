@@ -141,3 +141,21 @@ describe('a refresh another process spent', () => {
     expect(a.tokens()).toBeUndefined();
   });
 });
+
+describe('a config naming a vault secret', () => {
+  it('resolves an ordinary secret, but never one of the records Navi keeps its tokens in', () => {
+    const vault = opening();
+    const store = new VaultTokenStore(vault);
+    const plain = vault.create(
+      { name: 'docs client', type: 'api_token', fields: [{ name: 'secret', value: 's3cret', secret: true }] },
+      { actor: 'user' },
+    );
+    expect(store.resolveReference(`{{secret:${plain.id}.secret}}`, 'test')).toBe('s3cret');
+    store.save('docs', tokens('navi-own'));
+    const own = vault.search({ tag: MCP_OAUTH_TAG })[0]!;
+    const field = own.fields.find((f) => f.secret)!.name;
+    expect(() => store.resolveReference(`{{secret:${own.id}.${field}}}`, 'test')).toThrow(
+      /not found|no secret/i,
+    );
+  });
+});

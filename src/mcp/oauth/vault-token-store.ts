@@ -11,6 +11,7 @@
  * removal archives what the vault holds.
  */
 import { MCP_OAUTH_TAG, parseSecretReference } from '../../protocol/vault.js';
+import { agentVault } from '../../vault/agent-vault.js';
 import type { Vault } from '../../vault/types.js';
 import { VaultError } from '../../vault/types.js';
 import type { McpOAuthRecord, McpTokenStore } from './token-store.js';
@@ -45,7 +46,9 @@ export class VaultTokenStore implements McpTokenStore {
     const named = parseSecretReference(reference);
     if (!named)
       throw new Error(`${reference.slice(0, 80)} is not a vault reference such as {{secret:<id>.<field>}}`);
-    return this.locked(() => this.vault.resolve(named.id, named.field, { actor: 'navi', reason: purpose }))
+    // A config is not Navi's own: it may not name the records Navi keeps for itself (the tokens).
+    const configVault = agentVault(this.vault);
+    return this.locked(() => configVault.resolve(named.id, named.field, { actor: 'navi', reason: purpose }))
       .value;
   }
 
