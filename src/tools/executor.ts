@@ -11,6 +11,7 @@ import type { Profile } from '../config/profiles.js';
 import type { Settings } from '../config/settings.js';
 import type { ToolSpec } from '../llm/types.js';
 import type { AgentEvent } from '../protocol/events.js';
+import { CallLimit } from '../util/call-limit.js';
 import { raceAbort } from '../util/race-abort.js';
 import type { SecretMasker } from '../util/secret-masker.js';
 import { confirmationOf, type HookDecision, type HookEnvironment, resolveHookAction } from './hooks.js';
@@ -335,27 +336,26 @@ export class ToolExecutor {
   private async runTool(entry: RegisteredTool, params: ToolParams, ctx: ToolContext): Promise<ToolResult> {
     const name = entry.tool.name;
     const limitMs = this.deps.settings.TOOL_TIMEOUT_MS;
-    // One controller for both ends of a call (stop and time limit), linked by hand:
-    // AbortSignal.any costs more than the rest of the pipeline together (see bench/executor.ts).
-    const limit = new AbortController();
+    // One object for both ends of a call (stop and time limit) and for the limit's pause while
+    // the person is asked: AbortSignal.any costs more than the rest of the pipeline together
+    // (see bench/executor.ts).
+    const limit = new CallLimit(ctx.signal, limitMs);
     const signal = limit.signal;
-    let timedOut = false;
-    const onStop = () => limit.abort(ctx.signal.reason);
-    if (ctx.signal.aborted) onStop();
-    else ctx.signal.addEventListener('abort', onStop, { once: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      limit.abort(new Error(`timed out after ${limitMs} ms`));
-    }, limitMs);
+    const elicit = ctx.elicit;
     const running = Promise.resolve()
-      .then(() =>
-        entry.tool.execute(params, {
+      .then(() => {
+        const toolCtx: ToolContext = {
           ...ctx,
           signal,
           emit: this.maskedEmit(ctx, name),
+          // The person's time is not the tool's: the limit waits while they are asked.
+          confirm: (request) => limit.hold(ctx.confirm(request)),
           ...(this.deps.toolSettings && { settings: this.deps.toolSettings }),
-        }),
-      )
+        };
+        // Set only when the context has one: a key it lacks would change the object's shape.
+        if (elicit) toolCtx.elicit = (request) => limit.hold(elicit(request));
+        return entry.tool.execute(params, toolCtx);
+      })
       .then(
         (raw) => normaliseResult(raw, name),
         (err: unknown) => thrown(name, err, entry.source === 'user'),
@@ -368,7 +368,7 @@ export class ToolExecutor {
       // does later is dropped.
       return await raceAbort(running, signal, undefined).then((r) => {
         if (r) return r;
-        if (timedOut) {
+        if (limit.timedOut) {
           return {
             success: false,
             output: `Tool "${name}" did not finish within ${limitMs} ms and was stopped. Try a smaller task or narrower arguments.`,
@@ -379,8 +379,7 @@ export class ToolExecutor {
         return refuse('stopped', `The run was stopped while "${name}" was running.`);
       });
     } finally {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onStop);
+      limit.end();
     }
   }
 
