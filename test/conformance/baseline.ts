@@ -92,3 +92,36 @@ export function compare(results: readonly ScenarioResult[], baseline: Baseline):
     notRun: [...baseline.keys()].filter((s) => !ran.has(s)),
   };
 }
+
+/**
+ * Compares the results with the baseline and prints the summary both drivers show: the counts,
+ * the entries the baseline can lose, and each new failure with `fixHint` saying what to do.
+ */
+export function reportComparison(
+  results: readonly ScenarioResult[],
+  baseline: Baseline,
+  what: { label: string; baselineName: string; fixHint: string },
+): Comparison {
+  const comparison = compare(results, baseline);
+  const { unexpected, expected, nowPassing, notRun } = comparison;
+  const passed = results.length - unexpected.length - expected.length;
+  console.log(
+    `conformance: ${what.label}, ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
+  );
+  if (nowPassing.length > 0) {
+    console.log(`\nNow passing: remove these from test/conformance/${what.baselineName}:`);
+    for (const s of nowPassing) console.log(`  ✓ ${s}`);
+  }
+  if (notRun.length > 0) {
+    console.log('\nIn the baseline but not run by this version of the suite (remove or rename them):');
+    for (const s of notRun) console.log(`  ? ${s}`);
+  }
+  if (unexpected.length > 0) {
+    console.log(`\nNew failures (${what.fixHint}, or add the scenario to the baseline with the reason):`);
+    for (const r of unexpected) {
+      console.log(`  ✗ ${r.scenario}`);
+      for (const f of r.failures) console.log(`      ${f.replaceAll('\n', '\n      ')}`);
+    }
+  }
+  return comparison;
+}

@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { compare, parseClientBaseline, type ScenarioResult } from './baseline.js';
+import { parseClientBaseline, reportComparison, type ScenarioResult } from './baseline.js';
 import { repoRoot } from './targets.js';
 
 export const CLIENT_TARGET = 'navi-client';
@@ -163,26 +163,11 @@ export async function checkClient(): Promise<boolean> {
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
-  const { unexpected, expected, nowPassing, notRun } = compare(results, baseline);
-  const passed = results.length - unexpected.length - expected.length;
-  console.log(
-    `conformance: ${CLIENT_TARGET} (Navi's MCP client), ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
-  );
-  if (nowPassing.length > 0) {
-    console.log(`\nNow passing: remove these from test/conformance/${baselineName}:`);
-    for (const s of nowPassing) console.log(`  ✓ ${s}`);
-  }
-  if (notRun.length > 0) {
-    console.log('\nIn the baseline but not run by this version of the suite (remove or rename them):');
-    for (const s of notRun) console.log(`  ? ${s}`);
-  }
-  if (unexpected.length > 0) {
-    console.log("\nNew failures (fix Navi's client, or add the scenario to the baseline with the reason):");
-    for (const r of unexpected) {
-      console.log(`  ✗ ${r.scenario}`);
-      for (const f of r.failures) console.log(`      ${f.replaceAll('\n', '\n      ')}`);
-    }
-  }
+  const { unexpected, nowPassing, notRun } = reportComparison(results, baseline, {
+    label: `${CLIENT_TARGET} (Navi's MCP client)`,
+    baselineName,
+    fixHint: "fix Navi's client",
+  });
   // The suite's own verdict on the same baseline must agree: it is what anyone running it by hand sees.
   const cliFailed = results.filter((r) => r.cliCode !== 0).map((r) => r.scenario);
   const ownVerdict = unexpected.length === 0 && nowPassing.length === 0 && notRun.length === 0;

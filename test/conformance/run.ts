@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compare, parseBaseline, type ScenarioResult } from './baseline.js';
+import { parseBaseline, reportComparison, type ScenarioResult } from './baseline.js';
 import { CLIENT_TARGET, checkClient } from './client-suite.js';
 import { repoRoot, type Target, targets } from './targets.js';
 
@@ -106,28 +106,12 @@ async function check(target: Target): Promise<boolean> {
     rmSync(outDir, { recursive: true, force: true });
     rmSync(workDir, { recursive: true, force: true });
   }
-  const { unexpected, expected, nowPassing, notRun } = compare(results, baseline);
-  const passed = results.length - unexpected.length - expected.length;
-  console.log(
-    `conformance: ${target.name}, ${results.length} scenarios: ${passed} passed, ${expected.length} failed as the baseline expects, ${unexpected.length} new failure(s).`,
-  );
-  if (nowPassing.length > 0) {
-    console.log(`\nNow passing: remove these from test/conformance/${baselineName}:`);
-    for (const s of nowPassing) console.log(`  ✓ ${s}`);
-  }
-  if (notRun.length > 0) {
-    console.log('\nIn the baseline but not run by this version of the suite (remove or rename them):');
-    for (const s of notRun) console.log(`  ? ${s}`);
-  }
-  if (unexpected.length > 0) {
-    console.log('\nNew failures (fix the server, or add the scenario to the baseline with the reason):');
-    for (const r of unexpected) {
-      console.log(`  ✗ ${r.scenario}`);
-      for (const f of r.failures) console.log(`      ${f}`);
-    }
-    return false;
-  }
-  return true;
+  const { unexpected } = reportComparison(results, baseline, {
+    label: target.name,
+    baselineName,
+    fixHint: 'fix the server',
+  });
+  return unexpected.length === 0;
 }
 
 async function main(): Promise<number> {
