@@ -109,6 +109,46 @@ const abortReason = (signal: AbortSignal | undefined): string => {
   return 'the server withdrew its request';
 };
 
+/**
+ * Waits for the answer to one question kept in `waiting` under `key` (a question asked again
+ * under the same key ends the earlier one). It ends on the first of: an answer through the
+ * entry's `settle`, the time limit, or the request's signal (its call ended, the server took the
+ * request back). Either way the entry goes, so a late answer finds nothing waiting.
+ */
+function waitForAnswer<A, W extends { settle: (answer: A) => void }>(
+  waiting: Map<string, W>,
+  key: string,
+  question: {
+    timeoutMs: number;
+    signal: AbortSignal | undefined;
+    entry: (settle: (answer: A) => void) => W;
+    /** The answer when it ends without the person, for `reason`. */
+    end: (reason: string) => A;
+    withdrawnReason: () => string;
+  },
+): Promise<A> {
+  const { signal, end } = question;
+  waiting.get(key)?.settle(end('asked again'));
+  return new Promise<A>((resolve) => {
+    const seconds = Math.round(question.timeoutMs / 1000);
+    const timer = setTimeout(
+      () => settle(end(`nobody answered within ${seconds} seconds`)),
+      question.timeoutMs,
+    );
+    timer.unref();
+    const withdrawn = () => settle(end(question.withdrawnReason()));
+    signal?.addEventListener('abort', withdrawn, { once: true });
+    const settle = (answer: A) => {
+      if (waiting.get(key)?.settle !== settle) return;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', withdrawn);
+      waiting.delete(key);
+      resolve(answer);
+    };
+    waiting.set(key, question.entry(settle));
+  });
+}
+
 export class AgentRun {
   readonly runId: string;
   readonly sessionId: string;
@@ -252,26 +292,12 @@ export class AgentRun {
       [...this.subscribers].some((s) => s.kind === 'socket') || (this.options.watchedElsewhere?.() ?? false);
     if (!someoneCanAnswer) return refused(NOBODY_TO_CONFIRM);
     if (request.signal?.aborted) return refused(abortReason(request.signal));
-    this.pending.get(request.callId)?.settle({ approved: false, reason: 'asked again' });
-    const answer = new Promise<ConfirmAnswer>((resolve) => {
-      const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
-      const timer = setTimeout(
-        () => settle({ approved: false, reason: `nobody answered within ${seconds} seconds` }),
-        this.options.confirmTimeoutMs,
-      );
-      timer.unref();
-      // Withdrawn (its call ended, the server took the request back): nobody waits for the
-      // answer, so the entry goes and a late answer finds nothing pending.
-      const withdrawn = () => settle({ approved: false, reason: abortReason(request.signal) });
-      request.signal?.addEventListener('abort', withdrawn, { once: true });
-      const settle = (answer: ConfirmAnswer) => {
-        if (this.pending.get(request.callId)?.settle !== settle) return;
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', withdrawn);
-        this.pending.delete(request.callId);
-        resolve(answer);
-      };
-      this.pending.set(request.callId, { settle });
+    const answer = waitForAnswer<ConfirmAnswer, PendingConfirmation>(this.pending, request.callId, {
+      timeoutMs: this.options.confirmTimeoutMs,
+      signal: request.signal,
+      entry: (settle) => ({ settle }),
+      end: (reason) => ({ approved: false, reason }),
+      withdrawnReason: () => abortReason(request.signal),
     });
     return { asked: true, answer };
   };
@@ -290,29 +316,14 @@ export class AgentRun {
     if (this.trigger === 'recall') return ended('decline', RECALL_CANNOT_ELICIT);
     if (this.source) return ended('decline', CLIENT_CANNOT_ELICIT[this.source]);
     if (![...this.subscribers].some((s) => s.kind === 'socket')) return ended('decline', NOBODY_TO_ELICIT);
-    this.elicitations.get(request.id)?.settle({ action: 'cancel', reason: 'asked again' });
-    const answer = new Promise<ElicitAnswer>((resolve) => {
-      const seconds = Math.round(this.options.confirmTimeoutMs / 1000);
-      const timer = setTimeout(
-        () => settle({ action: 'cancel', reason: `nobody answered within ${seconds} seconds` }),
-        this.options.confirmTimeoutMs,
-      );
-      timer.unref();
+    const answer = waitForAnswer<ElicitAnswer, PendingElicitation>(this.elicitations, request.id, {
+      timeoutMs: this.options.confirmTimeoutMs,
+      signal: request.signal,
+      entry: (settle) => ({ request, settle }),
+      end: (reason) => ({ action: 'cancel', reason }),
       // A stop ends the call too: the stop is the reason the person is told.
-      const withdrawn = () =>
-        settle({
-          action: 'cancel',
-          reason: this.controller.signal.aborted ? STOPPED_BEFORE_CONFIRM : abortReason(request.signal),
-        });
-      request.signal?.addEventListener('abort', withdrawn, { once: true });
-      const settle = (answer: ElicitAnswer) => {
-        if (this.elicitations.get(request.id)?.settle !== settle) return;
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', withdrawn);
-        this.elicitations.delete(request.id);
-        resolve(answer);
-      };
-      this.elicitations.set(request.id, { request, settle });
+      withdrawnReason: () =>
+        this.controller.signal.aborted ? STOPPED_BEFORE_CONFIRM : abortReason(request.signal),
     });
     return { asked: true, answer };
   };
