@@ -4,12 +4,9 @@
  * said, the end of a crashed process's error output), and for a server that waits for the
  * person's authorisation, the command that starts it.
  */
+import { plural } from '../mcp/tools/mcp-status.js';
 import type { McpConfigError, McpServerStatus } from '../mcp/types.js';
 import type { CheckLevel, CheckResult } from './doctor.js';
-
-function plural(n: number, one: string): string {
-  return `${n} ${one}${n === 1 ? '' : 's'}`;
-}
 
 function levelOf(s: McpServerStatus): CheckLevel {
   if (s.state === 'ready') return 'ok';

@@ -31,7 +31,8 @@ function authPart(s: McpServerStatus): string | undefined {
   return `authorised${scope}${auth.expires_at ? `, token expires ${auth.expires_at}` : ''}`;
 }
 
-function plural(n: number, one: string): string {
+/** `n one` or `n ones`. */
+export function plural(n: number, one: string): string {
   return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
