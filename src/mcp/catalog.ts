@@ -100,38 +100,29 @@ async function everyPage<T, R>(
 
 const cursorParams = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
 
-function resourceInfo(r: {
-  uri: string;
+/** What resources and templates share: a name, and an optional title, description and MIME type. */
+interface Described {
   name: string;
   title?: string;
   description?: string;
   mimeType?: string;
-}): McpResourceInfo | undefined {
-  if (r.uri.length > MAX_URI_CHARS) return undefined;
+}
+
+function described(d: Described): Omit<McpResourceTemplateInfo, 'uri_template'> {
   return {
-    uri: r.uri,
-    name: clip(r.name, MAX_NAME_CHARS),
-    ...optional('title', r.title, MAX_NAME_CHARS),
-    ...optional('description', r.description, MAX_DESCRIPTION_CHARS),
-    ...optional('mime_type', r.mimeType, MAX_NAME_CHARS),
+    name: clip(d.name, MAX_NAME_CHARS),
+    ...optional('title', d.title, MAX_NAME_CHARS),
+    ...optional('description', d.description, MAX_DESCRIPTION_CHARS),
+    ...optional('mime_type', d.mimeType, MAX_NAME_CHARS),
   };
 }
 
-function templateInfo(t: {
-  uriTemplate: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-}): McpResourceTemplateInfo | undefined {
-  if (t.uriTemplate.length > MAX_URI_CHARS) return undefined;
-  return {
-    uri_template: t.uriTemplate,
-    name: clip(t.name, MAX_NAME_CHARS),
-    ...optional('title', t.title, MAX_NAME_CHARS),
-    ...optional('description', t.description, MAX_DESCRIPTION_CHARS),
-    ...optional('mime_type', t.mimeType, MAX_NAME_CHARS),
-  };
+function resourceInfo(r: Described & { uri: string }): McpResourceInfo | undefined {
+  return r.uri.length > MAX_URI_CHARS ? undefined : { uri: r.uri, ...described(r) };
+}
+
+function templateInfo(t: Described & { uriTemplate: string }): McpResourceTemplateInfo | undefined {
+  return t.uriTemplate.length > MAX_URI_CHARS ? undefined : { uri_template: t.uriTemplate, ...described(t) };
 }
 
 function promptInfo(p: {
