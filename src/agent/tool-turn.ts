@@ -199,13 +199,10 @@ function askForm(state: RunState, notes: FormNotes): (request: ElicitRequest) =>
   return async (request) => {
     // Declined by Navi before anyone was asked (docs/mcp.md#elicitation): only noted.
     const declined = declinedByNavi(request.signal);
-    const ticket =
-      declined !== undefined
-        ? { asked: false, answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: declined }) }
-        : (state.elicit?.(request) ?? {
-            asked: false,
-            answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: NO_FORM_BROKER }),
-          });
+    const ticket = (declined === undefined ? state.elicit?.(request) : undefined) ?? {
+      asked: false,
+      answer: Promise.resolve<ElicitAnswer>({ action: 'decline', reason: declined ?? NO_FORM_BROKER }),
+    };
     const id = request.id;
     if (ticket.asked)
       state.emit({
