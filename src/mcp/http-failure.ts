@@ -110,6 +110,22 @@ function networkReason(err: unknown): string {
 }
 
 /**
+ * Whether a request's URL is the MCP endpoint itself (same origin and path; query aside), as
+ * opposed to the discovery and token requests the transport makes beside it.
+ */
+export function endpointMatcher(endpoint: string): (url: string | URL) => boolean {
+  const target = new URL(endpoint);
+  return (url) => {
+    try {
+      const u = new URL(url);
+      return u.origin === target.origin && u.pathname === target.pathname;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
  * Wraps `base` so each request to `endpoint` (the MCP URL; discovery and token requests are
  * not its business) reports its outcome: the failure, or undefined after a success. An
  * aborted request reports nothing.
@@ -119,15 +135,7 @@ export function failureWatchingFetch(
   endpoint: string,
   report: (failure: HttpFailure | undefined) => void,
 ): FetchLike {
-  const target = new URL(endpoint);
-  const concerns = (url: string | URL) => {
-    try {
-      const u = new URL(url);
-      return u.origin === target.origin && u.pathname === target.pathname;
-    } catch {
-      return false;
-    }
-  };
+  const concerns = endpointMatcher(endpoint);
   return async (url, init) => {
     if (!concerns(url)) return base(url, init);
     let response: Response;

@@ -5,6 +5,7 @@
  * would hold the transport, and every call waiting on it, for ever.
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { endpointMatcher } from './http-failure.js';
 
 /**
  * Wraps `base` so each request that is not to `endpoint` ends after `timeoutMs`, on top of its
@@ -12,15 +13,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
  * SSE stream, and its POSTs are bounded by the request's own timeout.
  */
 export function sideRequestLimit(base: FetchLike, endpoint: string, timeoutMs: number): FetchLike {
-  const target = new URL(endpoint);
-  const isEndpoint = (url: string | URL): boolean => {
-    try {
-      const u = new URL(url);
-      return u.origin === target.origin && u.pathname === target.pathname;
-    } catch {
-      return false;
-    }
-  };
+  const isEndpoint = endpointMatcher(endpoint);
   return (url, init) => {
     if (isEndpoint(url)) return base(url, init);
     const limit = AbortSignal.timeout(timeoutMs);
