@@ -13,6 +13,7 @@ import { repoRoot, tempDir } from '../support/navi.js';
 import { needsProgram } from '../support/requirements.js';
 import { chatRequests } from '../support/rest.js';
 import {
+  MCP_FIXTURE,
   openNewSession,
   pairPage,
   screenshot,
@@ -30,9 +31,8 @@ function serversDir(): string {
     join(dir, 'asking.json'),
     JSON.stringify({
       name: 'asking',
-      command: process.execPath,
+      ...MCP_FIXTURE,
       args: ['--import', 'tsx', join(repoRoot, 'src/mcp/fixtures/asking-server.ts')],
-      cwd: repoRoot,
     }),
   );
   return dir;
