@@ -178,11 +178,7 @@ export class McpManager {
   async restart(name: string): Promise<McpServerStatus> {
     return this.enqueue(async () => {
       if (this.closed) throw new Error('Navi is shutting down; MCP servers are not restarted now');
-      const entry = this.find(name);
-      if (!entry)
-        throw new McpUnknownServerError(
-          `no MCP server named "${name}"; known: ${this.names().join(', ') || 'none'}`,
-        );
+      const entry = this.known(name);
       if (needsApproval(entry.config))
         throw new Error(`MCP server "${entry.config.name}" waits for your approval; approve it to start it`);
       if (!entry.config.enabled)
@@ -240,11 +236,7 @@ export class McpManager {
    * group, or the server's own error.
    */
   async readResource(server: string, uri: string, signal: AbortSignal): Promise<ReadResourceResult> {
-    const entry = this.find(server);
-    if (!entry)
-      throw new McpUnknownServerError(
-        `no MCP server named "${server}"; known: ${this.names().join(', ') || 'none'}`,
-      );
+    const entry = this.known(server);
     const { config, connection } = entry;
     // What a secrets server reveals is masked after its own tools' calls only.
     if (config.group === 'secrets')
