@@ -209,7 +209,9 @@ export class McpConnection {
         ...(confirm && { confirm: (request) => local.hold(confirm(request)) }),
         ...(elicit && { elicit: (request) => local.hold(elicit(request)) }),
       },
-      signal: AbortSignal.any([local.signal, ended.signal]),
+      // A stop or the time limit ends the call too, and so `ended`, a moment later: no
+      // AbortSignal.any per call for what only a request of the server's ever reads.
+      signal: ended.signal,
       samplings: 0,
     };
     this.inFlight.push(flight);
