@@ -21,7 +21,7 @@ describe('parseClientFrame', () => {
       const result = parseClientFrame(frame(value), 1024);
       expect(result).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
       expect(!result.ok && result.message).toMatch(
-        /expected message, form_submit, tool_confirm, regenerate or edit\.$/,
+        /expected message, form_submit, tool_confirm, elicitation_answer, regenerate or edit\.$/,
       );
     }
   });
