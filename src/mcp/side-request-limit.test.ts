@@ -17,14 +17,16 @@ function recording(): { base: FetchLike; signals: (AbortSignal | null | undefine
 }
 
 describe('sideRequestLimit', () => {
-  it('leaves requests to the MCP endpoint (its SSE GET) with their own signal only', () => {
+  it('leaves requests to the MCP endpoint (its SSE GET) with their own signal only', async () => {
     const { base, signals } = recording();
     const own = new AbortController();
-    void sideRequestLimit(base, ENDPOINT, 50)(`${ENDPOINT}`, { method: 'GET', signal: own.signal });
+    const stream = sideRequestLimit(base, ENDPOINT, 50)(`${ENDPOINT}`, { method: 'GET', signal: own.signal });
     void sideRequestLimit(base, ENDPOINT, 50)(ENDPOINT, { method: 'GET' });
     expect(signals[0]).toBe(own.signal);
     expect(signals[1]).toBeUndefined();
     own.abort();
+    // The stream ends with the caller's abort, as the transport's would.
+    await expect(stream).rejects.toThrow(/aborted/);
   });
 
   it('gives up any other request after the limit, saying which server did not answer', async () => {
