@@ -33,8 +33,8 @@ import {
   summariseBody,
 } from './http-failure.js';
 import { limitedFetch } from './limited-fetch.js';
-import { type NaviOAuthProvider, tokenFacts } from './oauth/provider.js';
-import type { McpOAuthRecord } from './oauth/token-store.js';
+import { McpAuthStatus } from './oauth/auth-status.js';
+import type { NaviOAuthProvider } from './oauth/provider.js';
 import { answerRoots, type McpRoot } from './roots.js';
 import type { McpSampler } from './sampler.js';
 import { sideRequestLimit } from './side-request-limit.js';
@@ -99,15 +99,12 @@ export class McpConnection {
   resourceTemplateCount = 0;
   offersResources = false;
   private catalogListing: Promise<void> = Promise.resolve();
-  private authState: McpAuthInfo | null = null;
-  /** What `auth` was before an authorisation page was handed out, and when that page expires. */
-  private beforePending: { auth: McpAuthInfo | null; until: number } | undefined;
+  /** Where the server stands with OAuth (`auth`, its page's expiry, the scope it asked for). */
+  readonly authStatus = new McpAuthStatus();
   /** The real cause of the last failure: an HTTP status with a body summary where there was one. */
   lastError: string | null = null;
   /** The last failed answer of an HTTP server's endpoint; cleared by a successful one. */
   lastFailure: HttpFailure | undefined;
-  /** The scope the server's last 401/403 asked for, to ask for it when the person authorises. */
-  wantedScope: string | undefined;
   restarts = 0;
   nextRestartAt: number | null = null;
 
@@ -134,22 +131,9 @@ export class McpConnection {
     this.useStoredTokens = config.transport === 'http' && config.oauth !== undefined;
   }
 
-  /**
-   * OAuth state of an HTTP server; null when it never asked for authorisation. A `pending`
-   * authorisation left unanswered past its expiry is back to what it was before.
-   */
+  /** OAuth state of an HTTP server; null when it never asked for authorisation. */
   get auth(): McpAuthInfo | null {
-    const before = this.beforePending;
-    if (before && this.authState?.status === 'pending' && Date.now() >= before.until) {
-      this.authState = before.auth;
-      this.beforePending = undefined;
-    }
-    return this.authState;
-  }
-
-  set auth(value: McpAuthInfo | null) {
-    this.authState = value;
-    this.beforePending = undefined;
+    return this.authStatus.info;
   }
 
   get pid(): number | null {
@@ -424,11 +408,11 @@ export class McpConnection {
     this.nextRestartAt = null;
     this.attempt = 0;
     const failure = this.lastFailure;
-    this.wantedScope = failure?.challenge?.scope;
-    const step = failure?.status === 403 && this.wantedScope ? ` with scope "${this.wantedScope}"` : '';
+    const wanted = failure?.challenge?.scope;
+    const step = failure?.status === 403 && wanted ? ` with scope "${wanted}"` : '';
     const what = this.httpFailureText() ?? "the server refused Navi's authorisation";
     this.lastError = `${what}; it needs authorisation${step}: press Connect on the MCP servers page or run \`navi mcp login ${this.config.name}\``;
-    this.auth = { status: 'needs_authorization', scope: this.wantedScope ?? null, expires_at: null };
+    this.authStatus.needsAuthorization(wanted);
     const client = this.client;
     this.client = undefined;
     if (client) void client.close().catch(() => undefined);
@@ -445,8 +429,7 @@ export class McpConnection {
     const failure = this.lastFailure;
     if (failure?.status !== 403 || failure.challenge?.error !== 'insufficient_scope') return undefined;
     const scope = failure.challenge.scope;
-    this.wantedScope = scope;
-    this.auth = { status: 'needs_authorization', scope: scope ?? null, expires_at: null };
+    this.authStatus.needsAuthorization(scope);
     this.log.warn({ tool, scope: scope ?? null }, 'MCP tool needs a scope Navi was not granted');
     const [needs, name] = [scope ? `the scope "${scope}"` : 'a scope it did not name', this.config.name];
     return (
@@ -458,31 +441,7 @@ export class McpConnection {
 
   /** After a successful connect: the tokens it used, if it used any. */
   private authorized(): void {
-    if (this.config.transport !== 'http') return;
-    this.wantedScope = undefined;
-    const record = this.currentProvider?.facts();
-    this.auth = record ? { status: 'authorized', ...record } : null;
-  }
-
-  /** The provider saved or forgot tokens (refresh, revocation). */
-  tokensChanged(record: McpOAuthRecord | undefined): void {
-    // A refresh keeps the granted scope: a step-up still waiting for the person stays offered.
-    if (record?.tokens && this.wantedScope !== undefined) return;
-    if (record?.tokens) this.auth = { status: 'authorized', ...tokenFacts(record) };
-    else if (this.auth) this.auth = { status: 'needs_authorization', scope: null, expires_at: null };
-  }
-
-  /** An authorisation page was handed out for this server; its callback is awaited until `until`. */
-  authorizationPending(scope: string | null, until: number): void {
-    const previous = this.auth;
-    const auth = previous?.status === 'pending' ? (this.beforePending?.auth ?? null) : previous;
-    this.auth = { status: 'pending', scope, expires_at: null };
-    this.beforePending = { auth, until };
-  }
-
-  /** The person or the authorisation server said no: back to waiting for authorisation. */
-  authorizationRefused(): void {
-    this.auth = { status: 'needs_authorization', scope: this.wantedScope ?? null, expires_at: null };
+    if (this.config.transport === 'http') this.authStatus.connected(this.currentProvider?.facts());
   }
 
   private async listAllTools(client: Client): Promise<Tool[]> {

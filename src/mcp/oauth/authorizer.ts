@@ -81,7 +81,7 @@ export class McpAuthorizer {
     }
     if (!record?.tokens) return undefined;
     return this.provider(config, {
-      onTokens: (r) => connection.tokensChanged(r),
+      onTokens: (r) => connection.authStatus.tokensChanged(r),
     });
   }
 
@@ -102,7 +102,11 @@ export class McpAuthorizer {
     let connection = target.connection;
     const stored = this.read(store, config.name);
     // A ready server whose tool asked for a wider scope (step-up) waits for this authorisation.
-    if (stored?.tokens && connection?.state !== 'needs_auth' && connection?.wantedScope === undefined) {
+    if (
+      stored?.tokens &&
+      connection?.state !== 'needs_auth' &&
+      connection?.authStatus.wantedScope === undefined
+    ) {
       if (connection?.state !== 'ready') connection = await reconnect();
       if (connection?.state === 'ready')
         throw new McpAuthError(
@@ -112,7 +116,7 @@ export class McpAuthorizer {
         );
     }
     const provider = this.provider(config, { redirectBase: base, ignoreStoredTokens: true });
-    const scope = connection?.wantedScope ?? config.oauth?.scope;
+    const scope = connection?.authStatus.wantedScope ?? config.oauth?.scope;
     const resourceMetadataUrl = connection?.lastFailure?.challenge?.resourceMetadata;
     try {
       await auth(provider, {
@@ -141,7 +145,7 @@ export class McpAuthorizer {
       ...(asked !== undefined && { scope: asked }),
       ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }),
     });
-    connection?.authorizationPending(asked ?? null, expiresAt);
+    connection?.authStatus.pending(asked ?? null, expiresAt);
     this.log.info({ mcp_server: config.name }, 'MCP authorisation started');
     return { authorizationUrl: url.href };
   }
@@ -169,7 +173,7 @@ export class McpAuthorizer {
     const server = pending.server;
     const target = find(server);
     if (query.error !== undefined) {
-      target?.connection?.authorizationRefused();
+      target?.connection?.authStatus.refused();
       const description = query.error_description ? `: ${query.error_description.slice(0, 300)}` : '';
       throw new McpAuthError(
         `the authorisation server of MCP server ${server} answered ${query.error.slice(0, 100)}${description}; press Connect to try again`,
@@ -206,7 +210,7 @@ export class McpAuthorizer {
         fetchFn: this.fetch(),
       });
     } catch (err) {
-      target.connection?.authorizationRefused();
+      target.connection?.authStatus.refused();
       throw new McpAuthError(
         `MCP server ${server}'s authorisation server did not exchange the code for a token: ${messageOf(err)}; press Connect to try again`,
         502,
@@ -236,7 +240,7 @@ export class McpAuthorizer {
         config.name,
       );
     }
-    target.connection?.tokensChanged(undefined);
+    target.connection?.authStatus.tokensChanged(undefined);
     this.log.info({ mcp_server: config.name }, 'MCP authorisation revoked');
   }
 
