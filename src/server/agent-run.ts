@@ -68,13 +68,20 @@ interface PendingElicitation {
 
 export const NOBODY_TO_CONFIRM = 'nobody is connected to approve it';
 export const STOPPED_BEFORE_CONFIRM = 'the run was stopped before anyone answered';
-/** Why a run started by a client that cannot answer confirmations is refused one, by client. */
-const clientCannotConfirm = (client: string) =>
-  `it came through ${client}, where nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)`;
-export const CLIENT_CANNOT_CONFIRM: Record<RunSource, string> = {
-  openai: clientCannotConfirm('the OpenAI-compatible API'),
-  mcp: clientCannotConfirm("Navi's MCP server"),
+/** The clients whose runs nobody can answer a question for, as a reason names them. */
+const CLIENT_NAMES: Record<RunSource, string> = {
+  openai: 'the OpenAI-compatible API',
+  mcp: "Navi's MCP server",
 };
+/** One reason per client: `it came through <client>, where <rest>`. */
+const byClient = (rest: string): Record<RunSource, string> => ({
+  openai: `it came through ${CLIENT_NAMES.openai}, where ${rest}`,
+  mcp: `it came through ${CLIENT_NAMES.mcp}, where ${rest}`,
+});
+/** Why a run started by a client that cannot answer confirmations is refused one, by client. */
+export const CLIENT_CANNOT_CONFIRM = byClient(
+  "nobody can approve a tool (an autonomous profile, or the tool in the profile's trusted_tools, lets such a run use it)",
+);
 export const RECALL_CANNOT_CONFIRM =
   "a recall runs on its own with nobody to approve it (an autonomous profile, or the tool in the profile's trusted_tools, lets a recall use it)";
 
@@ -85,22 +92,14 @@ export const RECALL_CANNOT_CONFIRM =
  */
 export const RECALL_CANNOT_CONFIRM_SAMPLING =
   "a recall runs on its own with nobody to approve a server's use of Navi's model, and nothing lets a recall allow it";
-const clientCannotConfirmSampling = (client: string) =>
-  `it came through ${client}, where nobody can approve a server's use of Navi's model, and nothing lets such a run allow it`;
-export const CLIENT_CANNOT_CONFIRM_SAMPLING: Record<RunSource, string> = {
-  openai: clientCannotConfirmSampling('the OpenAI-compatible API'),
-  mcp: clientCannotConfirmSampling("Navi's MCP server"),
-};
+export const CLIENT_CANNOT_CONFIRM_SAMPLING = byClient(
+  "nobody can approve a server's use of Navi's model, and nothing lets such a run allow it",
+);
 
 /** Why an MCP server's form was declined without the person (docs/mcp.md#elicitation). */
 export const NOBODY_TO_ELICIT = 'nobody is connected to answer it';
 export const RECALL_CANNOT_ELICIT = "a recall runs on its own with nobody to fill in a server's form";
-const clientCannotElicit = (client: string) =>
-  `it came through ${client}, where nobody can fill in a server's form`;
-export const CLIENT_CANNOT_ELICIT: Record<RunSource, string> = {
-  openai: clientCannotElicit('the OpenAI-compatible API'),
-  mcp: clientCannotElicit("Navi's MCP server"),
-};
+export const CLIENT_CANNOT_ELICIT = byClient("nobody can fill in a server's form");
 
 const abortReason = (signal: AbortSignal | undefined): string => {
   const reason: unknown = signal?.reason;
